@@ -387,6 +387,28 @@ typedef struct dml_rt_transfer_stats {
   uint64_t on_device_bytes, on_device_count; /* device -> device */
 } dml_rt_transfer_stats_t;
 
+/* The device memory a GPU session allocated when it was created. */
+typedef struct dml_rt_device_memory {
+  uint64_t arena_bytes; /* its device arena (the function's planned bytes) */
+  /* its device copy of the package's weights (the "weights" section); 0
+   * when it uses another session's: the sessions of a training package
+   * sharing globals, and the session of an If branch or Loop body, which
+   * runs on its caller's device (dml_rt_session_region) */
+  uint64_t weights_bytes;
+  uint64_t staging_bytes; /* host-visible (Vulkan) or pinned (CUDA) staging */
+  /* 1 when the session created its device context (Vulkan: a VkDevice);
+   * 0 when it runs on another session's (shared globals, a region's
+   * caller) or an eager device's; CUDA: 0 (every session uses the
+   * device's primary context, with a stream of its own) */
+  int opened_device;
+} dml_rt_device_memory_t;
+
+/* Fills *out for session s: zeros for a session running with the CPU
+ * kernels (device cpu, or the CPU fall-back). Errors: INVALID_ARGUMENT for
+ * s or out NULL. */
+dml_status_t dml_rt_session_device_memory(const dml_rt_session_t *s,
+                                          dml_rt_device_memory_t *out);
+
 /* The totals since the session was created: each run counts every input
  * bound on the host (to_device, at the run's dims) or as a tensor on the
  * session's device (on_device: dml_rt_session_set_input_tensor), and its

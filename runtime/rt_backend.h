@@ -143,6 +143,21 @@ typedef struct dml_rt_backend {
    * dst_off, on the device; waits. Errors: the device's (INTERNAL). */
   dml_status_t (*copy_output)(void *state, const dml_rt_exec_t *e, uint32_t i, void *dst,
                               uint64_t dst_off);
+  /* The device memory the session allocated at open and whether it
+   * created its device context (dml_rt_session_device_memory). */
+  void (*memory)(void *state, dml_rt_device_memory_t *out);
+  /* The session's device arena as a buffer of the kind dev_in and
+   * copy_output take (Vulkan: its vk_buf_t; CUDA: its device pointer), a
+   * value of the function at its arena offset: an If branch's or Loop
+   * body's outputs bound as the next iteration's inputs there (rt_session.c
+   * run_loop). A dev_in entry that is the session's own arena at the
+   * input's own offset (the value already there from the previous run) is
+   * neither copied nor uploaded. */
+  void *(*arena_buffer)(void *state);
+  /* After a run with e->outputs_lazy: copies output `i` alone from the
+   * device arena to e->arena (at the run's size); waits. Errors: the
+   * device's; OUT_OF_RANGE for i. */
+  dml_status_t (*read_output)(void *state, const dml_rt_exec_t *e, uint32_t i);
 } dml_rt_backend_t;
 
 /* Fills *out for kernel `i` of the kernel table `kf` after a run, as the GPU

@@ -100,6 +100,13 @@ struct dml_rt_session {
    * the current or last run (dml_rt_session_region). */
   dml_rt_session_t **branch;
   uint64_t *region_runs;
+  /* The session on whose device (rt_backend.h open's `share`: its VkDevice
+   * or CUDA context and its device copy of the weights) this session's
+   * regions run: this one when it has a backend, else the one its caller
+   * passed (this session is a region on the CPU whose caller or sibling is
+   * on the device), else the first of its regions on the device; NULL
+   * while none is. Not owned. */
+  dml_rt_session_t *dev_of;
   uint64_t runs_done; /* completed runs since creation */
   uint8_t *sym_used;  /* per symbol: a value of fn uses it (or a derived one) */
   void *fuse_extra;   /* fuse->extra_bytes beside the arena */
@@ -119,6 +126,13 @@ struct dml_rt_session {
   dml_rt_tensor_t *dev_in;
   void **dev_in_buf;
   uint64_t *dev_in_off;
+  /* An If branch's or Loop body's session on the device (run_loop): per
+   * input, 1 when its caller bound it on the device (bind_on_device:
+   * dev_in_buf / dev_in_off set by the caller, no eager tensor), and
+   * region_lazy: its runs leave the outputs on the device (the caller
+   * reads the few it needs on the host: region_output). */
+  uint8_t *dev_raw;
+  int region_lazy;
   /* Outputs left on the device (dml_rt_exec_t.outputs_lazy): a session
    * made on an eager device (on_device) leaves them there in its first run
    * and in every run after one whose outputs nothing read on the host
@@ -156,8 +170,10 @@ static const char *type_str(const dml_rt_model_t *m, const dml_type_t *t, char *
   return buf;
 }
 
-/* Frees the eager tensor bound to input i on the device, if any. */
+/* Frees the eager tensor bound to input i on the device, if any, and
+ * forgets a caller's binding on the device (bind_on_device). */
 static void dev_in_drop(dml_rt_session_t *s, uint32_t i) {
+  if (s->dev_raw) s->dev_raw[i] = 0;
   if (!s->dev_in || !s->dev_in[i].id) return;
   dml_status_free(dml_rt_tensor_free(s->dev_in[i]));
   s->dev_in[i] = DML_RT_TENSOR_NONE;
@@ -169,6 +185,7 @@ void dml_rt_session_release(dml_rt_session_t *s) {
   free(s->dev_in);
   free(s->dev_in_buf);
   free(s->dev_in_off);
+  free(s->dev_raw);
   if (s->backend) s->backend->close(s->backend_state);
   dml_rt_cpu_fuse_free(s->fuse);
   free(s->fuse_extra);
@@ -350,11 +367,31 @@ static int backend_of_mem(const dml_rt_backend_t *b, const dml_rt_devmem_t *mem)
           (b == dml_rt_cuda_backend() && mem == dml_rt_cuda_devmem()));
 }
 
+static dml_status_t create_session(const dml_rt_model_t *m, const char *device,
+                                   const char *function,
+                                   dml_rt_session_t *share_globals_with,
+                                   const dml_rt_devmem_t *mem, void *on_dev,
+                                   dml_rt_session_t *dev_of,
+                                   dml_rt_session_t **out_session);
+
 dml_status_t dml_rt_session_create_in(const dml_rt_model_t *m, const char *device,
                                       const char *function,
                                       dml_rt_session_t *share_globals_with,
                                       const dml_rt_devmem_t *mem, void *on_dev,
                                       dml_rt_session_t **out_session) {
+  return create_session(m, device, function, share_globals_with, mem, on_dev, NULL,
+                        out_session);
+}
+
+/* dml_rt_session_create_in; `dev_of` NULL, or (an If branch's or Loop
+ * body's session) the session on whose device the new one runs when it
+ * runs on one (its caller's dev_of: the caller, a sibling region). */
+static dml_status_t create_session(const dml_rt_model_t *m, const char *device,
+                                   const char *function,
+                                   dml_rt_session_t *share_globals_with,
+                                   const dml_rt_devmem_t *mem, void *on_dev,
+                                   dml_rt_session_t *dev_of,
+                                   dml_rt_session_t **out_session) {
   DML_RETURN_IF_ERROR(dml_rt_device_check_built("rt.session", device));
   const dml_rt_backend_t *backend = NULL;
   if (device && (!strcmp(device, "vulkan") || !strncmp(device, "vulkan:", 7)))
@@ -465,10 +502,11 @@ dml_status_t dml_rt_session_create_in(const dml_rt_model_t *m, const char *devic
       (dml_rt_tensor_t *)calloc(f->n_inputs ? f->n_inputs : 1, sizeof(dml_rt_tensor_t));
   s->dev_in_buf = (void **)calloc(f->n_inputs ? f->n_inputs : 1, sizeof(void *));
   s->dev_in_off = (uint64_t *)calloc(f->n_inputs ? f->n_inputs : 1, sizeof(uint64_t));
-  if (!s->dev_in || !s->dev_in_buf || !s->dev_in_off || !s->out_cap || !s->strheap ||
-      !s->in_heap || !s->in_heap_old || !s->arena || (s->scratch_bytes && !s->scratch) ||
-      !s->vals || !s->io || !s->calls || !s->bound || !s->in_dims || !s->sym ||
-      !s->node_produces || !s->value_dynamic) {
+  s->dev_raw = (uint8_t *)calloc(f->n_inputs ? f->n_inputs : 1, 1);
+  if (!s->dev_raw || !s->dev_in || !s->dev_in_buf || !s->dev_in_off || !s->out_cap ||
+      !s->strheap || !s->in_heap || !s->in_heap_old || !s->arena ||
+      (s->scratch_bytes && !s->scratch) || !s->vals || !s->io || !s->calls || !s->bound ||
+      !s->in_dims || !s->sym || !s->node_produces || !s->value_dynamic) {
     dml_rt_session_release(s);
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session",
                            "cannot allocate the %zu-byte arena and %zu-byte scratch", ab,
@@ -577,58 +615,20 @@ dml_status_t dml_rt_session_create_in(const dml_rt_model_t *m, const char *devic
     for (uint32_t i = 0; i < f->n_nodes; i++)
       s->on_host[i] = (uint8_t)on_host_entry(hkf, i);
   }
-  for (uint32_t i = 0; i < f->n_nodes; i++) {
-    if (f->nodes[i].op != DML_OP_IF && f->nodes[i].op != DML_OP_LOOP) continue;
+  for (uint32_t i = 0; backend && i < f->n_nodes; i++) {
     const dml_pkg_node_t *n = &f->nodes[i];
-    int loop = n->op == DML_OP_LOOP;
-    int host_cf = s->on_host && s->on_host[i];
-    if (backend && !host_cf) {
-      dml_rt_session_release(s);
-      return dml_status_detail(
-          dml_status_make(
-              DML_STATUS_UNIMPLEMENTED, "rt.session",
-              "node '%s' (%s) %s at run time, which only the CPU executor "
-              "does; run this model on device cpu",
-              n->name, n->op_name,
-              loop ? "runs its body a number of times known only" : "chooses its branch"),
-          "device '%s'", device);
-    }
-    if (!s->branch && (!(s->branch = (dml_rt_session_t **)calloc(2 * (size_t)f->n_nodes,
-                                                                 sizeof(*s->branch))) ||
-                       !(s->region_runs = (uint64_t *)calloc(2 * (size_t)f->n_nodes,
-                                                             sizeof(*s->region_runs))))) {
-      dml_rt_session_release(s);
-      return oom();
-    }
-    for (int b = 0; b < (loop ? 1 : 2); b++) {
-      const char *an = loop ? "body_function" : b ? "else_function" : "then_function";
-      /* A branch or body of a session asked for a GPU device runs there
-       * when the package has kernels for its function, even when this
-       * function is the CPU fall-back's whole (an If or Loop alone, no node
-       * left for the device); else with the CPU kernels (its own
-       * dml_rt_session_fallback says why). Its own VkDevice / CUDA session
-       * and device copy of the weights: the parent's device features are
-       * those its own kernels need. */
-      const char *fname = dml_attr_string(n->attrs, n->n_attrs, an, NULL);
-      dml_status_t bst =
-          fname
-              ? dml_rt_session_create_function(m, device, fname, s, &s->branch[2 * i + b])
-              : dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
-                                "node '%s' (%s) has no string attribute %s", n->name,
-                                n->op_name, an);
-      if (bst) {
-        dml_rt_session_release(s);
-        return dml_status_annotate(bst, "creating the session of %s of node '%s' (%s)",
-                                   an, n->name, n->op_name);
-      }
-      s->branch[2 * i + b]->captures = 1;
-      /* string results of a branch live as long as the parent's run */
-      dml_rt_session_t *br = s->branch[2 * i + b];
-      if (!br->strheap_borrowed) dml_cpu_strheap_release(br->strheap);
-      br->strheap = s->strheap;
-      br->strheap_borrowed = 1;
-      for (uint32_t k = 0; k < br->fn->n_nodes; k++) br->calls[k].strings = s->strheap;
-    }
+    if ((n->op != DML_OP_IF && n->op != DML_OP_LOOP) || (s->on_host && s->on_host[i]))
+      continue;
+    dml_rt_session_release(s);
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.session",
+                        "node '%s' (%s) %s at run time, which only the CPU executor "
+                        "does; run this model on device cpu",
+                        n->name, n->op_name,
+                        n->op == DML_OP_LOOP
+                            ? "runs its body a number of times known only"
+                            : "chooses its branch"),
+        "device '%s'", device);
   }
   for (uint32_t i = 0; backend && i < f->n_nodes; i++) {
     const dml_pkg_node_t *n = &f->nodes[i];
@@ -651,9 +651,13 @@ dml_status_t dml_rt_session_create_in(const dml_rt_model_t *m, const char *devic
       dml_rt_session_release(s);
       return hst;
     }
-    /* A training package's sessions share the device copy of the globals. */
-    void *share =
-        share_globals_with && m->has_assign ? share_globals_with->backend_state : NULL;
+    /* A training package's sessions share the device copy of the globals;
+     * an If branch's or Loop body's session uses its caller's device and
+     * device copy of the weights (dev_of). */
+    void *share = dev_of && dev_of->backend == backend ? dev_of->backend_state
+                  : share_globals_with && m->has_assign
+                      ? share_globals_with->backend_state
+                      : NULL;
     dml_status_t st =
         backend->open(m, f, device, s->weights, share, on_dev, &s->backend_state);
     if (st) {
@@ -663,7 +667,61 @@ dml_status_t dml_rt_session_create_in(const dml_rt_model_t *m, const char *devic
     s->backend = backend;
     s->on_device = on_dev != NULL;
   }
+  s->dev_of = backend ? s : dev_of;
+  for (uint32_t i = 0; i < f->n_nodes; i++) {
+    if (f->nodes[i].op != DML_OP_IF && f->nodes[i].op != DML_OP_LOOP) continue;
+    const dml_pkg_node_t *n = &f->nodes[i];
+    int loop = n->op == DML_OP_LOOP;
+    if (!s->branch && (!(s->branch = (dml_rt_session_t **)calloc(2 * (size_t)f->n_nodes,
+                                                                 sizeof(*s->branch))) ||
+                       !(s->region_runs = (uint64_t *)calloc(2 * (size_t)f->n_nodes,
+                                                             sizeof(*s->region_runs))))) {
+      dml_rt_session_release(s);
+      return oom();
+    }
+    for (int b = 0; b < (loop ? 1 : 2); b++) {
+      const char *an = loop ? "body_function" : b ? "else_function" : "then_function";
+      /* A branch or body of a session asked for a GPU device runs there
+       * when the package has kernels for its function, even when this
+       * function is the CPU fall-back's whole (an If or Loop alone, no node
+       * left for the device); else with the CPU kernels (its own
+       * dml_rt_session_fallback says why). On the device it uses this
+       * session's VkDevice / CUDA context and device copy of the weights
+       * (dev_of: this session, else the first region on the device). */
+      const char *fname = dml_attr_string(n->attrs, n->n_attrs, an, NULL);
+      dml_status_t bst =
+          fname ? create_session(m, device, fname, s, NULL, NULL, s->dev_of,
+                                 &s->branch[2 * i + b])
+                : dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
+                                  "node '%s' (%s) has no string attribute %s", n->name,
+                                  n->op_name, an);
+      if (bst) {
+        dml_rt_session_release(s);
+        return dml_status_annotate(bst, "creating the session of %s of node '%s' (%s)",
+                                   an, n->name, n->op_name);
+      }
+      dml_rt_session_t *br = s->branch[2 * i + b];
+      if (!s->dev_of && br->backend) s->dev_of = br;
+      br->captures = 1;
+      /* string results of a branch live as long as the parent's run */
+      if (!br->strheap_borrowed) dml_cpu_strheap_release(br->strheap);
+      br->strheap = s->strheap;
+      br->strheap_borrowed = 1;
+      for (uint32_t k = 0; k < br->fn->n_nodes; k++) br->calls[k].strings = s->strheap;
+    }
+  }
   *out_session = s;
+  return DML_OK;
+}
+
+dml_status_t dml_rt_session_device_memory(const dml_rt_session_t *s,
+                                          dml_rt_device_memory_t *out) {
+  if (!s || !out)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
+                           "dml_rt_session_device_memory: %s is NULL",
+                           !s ? "the session" : "out");
+  memset(out, 0, sizeof *out);
+  if (s->backend && s->backend->memory) s->backend->memory(s->backend_state, out);
   return DML_OK;
 }
 
@@ -1195,6 +1253,7 @@ static dml_status_t gpu_produced(void *ctx, const uint32_t *nodes, uint32_t n_no
 
 static dml_status_t run_if(dml_rt_session_t *s, uint32_t k);
 static dml_status_t run_loop(dml_rt_session_t *s, uint32_t k);
+static dml_rt_exec_t session_exec(dml_rt_session_t *s);
 
 /* The backend's host entries (dml_rt_exec_t.host, the CPU fall-back):
  * runs `nodes` with the CPU kernels on the host arena, as the CPU executor
@@ -1292,13 +1351,82 @@ static dml_status_t run_if(dml_rt_session_t *s, uint32_t k) {
   return DML_OK;
 }
 
-/* Runs Loop node `k` (ops.def): the body's session (on the device when the
- * package has kernels for it: each iteration's inputs uploaded, its outputs
- * read back) once per iteration while iter < M and cond, the carried values
- * kept in the node's outputs (fed back as the body's inputs), each
- * iteration's scan elements appended to the scan outputs (all of one shape,
- * within the bytes planned); then the scan outputs' dims [count, element
- * dims]. */
+/* Binds input j of region session b to the bytes of a value on b's own
+ * device arena at byte `off` (the backend's arena_buffer), with t's dtype
+ * and dims (t->data unused): copied on the device into the input's region
+ * at b's next run, or nothing at all when `off` is the input's own offset
+ * (the value of the previous run, in place). */
+static dml_status_t bind_on_device(dml_rt_session_t *b, uint32_t j, const dml_tensor_t *t,
+                                   uint64_t off) {
+  dev_in_drop(b, j);
+  DML_RETURN_IF_ERROR(set_input_checked(b, j, t, 1));
+  b->dev_raw[j] = 1;
+  b->dev_in_buf[j] = b->backend->arena_buffer(b->backend_state);
+  b->dev_in_off[j] = off;
+  return DML_OK;
+}
+
+/* Output j of the last run of region session b, read to the host alone
+ * when the run left it on the device (region_lazy), counted in b's
+ * transfer statistics; *out: its view in b's host arena. */
+static dml_status_t region_output(dml_rt_session_t *b, uint32_t j, dml_tensor_t *out) {
+  DML_RETURN_IF_ERROR(dml_rt_session_output_shape(b, j, out));
+  if (b->out_pending) {
+    dml_rt_exec_t e = session_exec(b);
+    dml_status_t st = b->backend->read_output(b->backend_state, &e, j);
+    if (st)
+      return dml_status_annotate(st, "reading output %" PRIu32 " of '%s' from %s", j,
+                                 b->fn->name, b->backend->device_name(b->backend_state));
+    const dml_tensor_t *t = &b->vals[b->fn->outputs[j]];
+    uint64_t nb = (uint64_t)dml_tensor_bytes(t);
+    if (nb && t->dtype != DML_DTYPE_STRING) {
+      b->xfer.to_host_bytes += nb;
+      b->xfer.to_host_count++;
+    }
+  }
+  *out = b->vals[b->fn->outputs[j]];
+  return DML_OK;
+}
+
+/* 1 when Loop body session b keeps its carried value j on the device from
+ * one iteration to the next: b runs on a GPU backend that can bind its own
+ * arena (arena_buffer, read_output), the value is no string and no
+ * constant, and the body's output 1+j is input 2+j's bytes (in place) or
+ * overlaps no input's bytes (then a copy on the device moves it, and no
+ * other carried value's copy overwrites it first: inputs live for the
+ * whole function, so only an output aliasing an input could). */
+static int carried_on_device(const dml_rt_session_t *b, uint32_t j) {
+  const dml_pkg_function_t *f = b->fn;
+  if (!b->backend || !b->backend->arena_buffer || !b->backend->read_output ||
+      2 + j >= f->n_inputs || 1 + j >= f->n_outputs)
+    return 0;
+  const dml_pkg_value_t *in = &f->values[f->inputs[2 + j]];
+  const dml_pkg_value_t *out = &f->values[f->outputs[1 + j]];
+  if (in->type.dtype == DML_DTYPE_STRING || out->storage == DML_PKG_STORAGE_CONST ||
+      in->storage == DML_PKG_STORAGE_CONST)
+    return 0;
+  if (in->offset == out->offset && in->bytes == out->bytes) return 1;
+  for (uint32_t i = 0; i < f->n_inputs; i++) {
+    const dml_pkg_value_t *x = &f->values[f->inputs[i]];
+    if (x->storage != DML_PKG_STORAGE_CONST && x->offset < out->offset + out->bytes &&
+        out->offset < x->offset + x->bytes)
+      return 0;
+  }
+  return 1;
+}
+
+/* Runs Loop node `k` (ops.def): the body's session once per iteration
+ * while iter < M and cond, the carried values kept in the node's outputs
+ * (fed back as the body's inputs), each iteration's scan elements appended
+ * to the scan outputs (all of one shape, within the bytes planned); then
+ * the scan outputs' dims [count, element dims]. A body on the device
+ * (docs/kernels.md "Control flow: the regions on the device") takes the
+ * initial carried values and the captures from the host in its first
+ * iteration; after that its carried values stay on the device (each
+ * iteration's outputs copied on the device into the next one's inputs)
+ * and its captures stay in place, only the iteration number and cond
+ * going up and the loop's condition (and the scan elements) coming down
+ * per iteration; the final carried values come down once. */
 static dml_status_t run_loop(dml_rt_session_t *s, uint32_t k) {
   const dml_pkg_node_t *n = &s->fn->nodes[k];
   dml_cpu_call_t *c = &s->calls[k];
@@ -1324,35 +1452,54 @@ static dml_status_t run_loop(dml_rt_session_t *s, uint32_t k) {
     size_t nb = dml_tensor_bytes(i0);
     if (nb && o->data != i0->data) memmove(o->data, i0->data, nb);
   }
+  /* the body on the device keeps its outputs there (region_output) */
+  int dev = b->backend && b->backend->arena_buffer && b->backend->read_output;
+  b->region_lazy = dev;
   int64_t count = 0;
   b->timeout_set = s->timeout_set;
   b->timeout_s = s->timeout_s;
-  for (int64_t it = 0; it < trips && cond; it++) {
+  dml_status_t st = DML_OK;
+  for (int64_t it = 0; it < trips && cond && !st; it++) {
     s->region_runs[2 * k]++;
     dml_tensor_t itv = {DML_DTYPE_I64, 0, {0}, &it};
     dml_tensor_t cv = {DML_DTYPE_BOOL, 0, {0}, &cond};
-    dml_status_t st = dml_rt_session_set_input(b, 0, &itv);
+    st = dml_rt_session_set_input(b, 0, &itv);
     if (!st) st = dml_rt_session_set_input(b, 1, &cv);
-    for (int64_t j = 0; j < n_car && !st; j++)
-      st = dml_rt_session_set_input(b, 2 + (uint32_t)j, &c->outputs[j]);
+    for (int64_t j = 0; j < n_car && !st; j++) {
+      uint32_t jj = (uint32_t)j;
+      if (it > 0 && dev && carried_on_device(b, jj)) {
+        /* the previous iteration's output 1+j, on the device */
+        dml_tensor_t r;
+        st = dml_rt_session_output_shape(b, 1 + jj, &r);
+        if (!st)
+          st =
+              bind_on_device(b, 2 + jj, &r, b->fn->values[b->fn->outputs[1 + jj]].offset);
+      } else {
+        st = dml_rt_session_set_input(b, 2 + jj, &c->outputs[j]);
+      }
+    }
     for (uint32_t j = 2 + (uint32_t)n_car; j < n->n_inputs && !st; j++)
-      st = dml_rt_session_set_input(b, j, &c->inputs[j]);
+      st = it > 0 && dev && b->fn->values[b->fn->inputs[j]].type.dtype != DML_DTYPE_STRING
+               ? bind_on_device(b, j, &c->inputs[j],
+                                b->fn->values[b->fn->inputs[j]].offset)
+               : dml_rt_session_set_input(b, j, &c->inputs[j]);
     if (!st) st = dml_rt_session_run(b);
-    if (st)
-      return dml_status_annotate(st,
-                                 "running iteration %" PRId64
-                                 " of body '%s' of node #%" PRIu32 " '%s' (Loop)",
-                                 it, b->fn->name, k, n->name);
+    if (st) break;
     dml_tensor_t r;
-    DML_RETURN_IF_ERROR(dml_rt_session_get_output(b, 0, &r));
+    st = region_output(b, 0, &r);
+    if (st) break;
     cond = dml_load_f64(r.dtype, r.data, 0) != 0;
-    for (int64_t j = 0; j < n_car; j++) {
-      DML_RETURN_IF_ERROR(dml_rt_session_get_output(b, 1 + (uint32_t)j, &r));
-      size_t nb = dml_tensor_bytes(&r);
+    int last = !(it + 1 < trips && cond);
+    for (int64_t j = 0; j < n_car && !st; j++) {
+      /* the carried values stay on the device until the last iteration */
+      if (dev && !last && carried_on_device(b, (uint32_t)j)) continue;
+      st = region_output(b, 1 + (uint32_t)j, &r);
+      size_t nb = st ? 0 : dml_tensor_bytes(&r);
       if (nb) memcpy(c->outputs[j].data, r.data, nb);
     }
-    for (uint32_t j = 0; j < n_scan; j++) {
-      DML_RETURN_IF_ERROR(dml_rt_session_get_output(b, 1 + (uint32_t)n_car + j, &r));
+    for (uint32_t j = 0; j < n_scan && !st; j++) {
+      st = region_output(b, 1 + (uint32_t)n_car + j, &r);
+      if (st) break;
       dml_tensor_t *o = &c->outputs[n_car + j];
       if (count > 0 && memcmp(o->dims + 1, r.dims, sizeof(int64_t) * (size_t)r.rank))
         return dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.run",
@@ -1372,8 +1519,13 @@ static dml_status_t run_loop(dml_rt_session_t *s, uint32_t k) {
                                k, n->name, j, cap, it);
       if (nb) memcpy((uint8_t *)o->data + (size_t)count * nb, r.data, nb);
     }
+    if (st) break;
     count++;
   }
+  if (st)
+    return dml_status_annotate(
+        st, "running iteration %" PRId64 " of body '%s' of node #%" PRIu32 " '%s' (Loop)",
+        count, b->fn->name, k, n->name);
   for (uint32_t j = 0; j < n_scan; j++) c->outputs[n_car + j].dims[0] = count;
   return DML_OK;
 }
@@ -1476,6 +1628,10 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
     DML_RETURN_IF_ERROR(gpu_value_dims(s));
     int any_dev = 0;
     for (uint32_t j = 0; j < f->n_inputs; j++) {
+      if (s->dev_raw[j]) { /* bound by the caller (bind_on_device) */
+        any_dev = 1;
+        continue;
+      }
       s->dev_in_buf[j] = NULL;
       if (!s->dev_in[j].id) continue;
       st = dml_rt_tensor_buffer(s->dev_in[j], "rt.run", &s->dev_in_buf[j],
@@ -1485,7 +1641,8 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
                                    f->values[f->inputs[j]].name);
       any_dev = 1;
     }
-    int lazy = s->backend->read_outputs && s->on_device && (!s->n_runs || !s->host_read);
+    int lazy = s->backend->read_outputs &&
+               ((s->on_device && (!s->n_runs || !s->host_read)) || s->region_lazy);
     dml_rt_exec_t e = session_exec(s);
     e.rng_step = step;
     e.produced = gpu_produced;
@@ -1510,7 +1667,10 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
       const dml_tensor_t *t = &s->vals[f->inputs[j]];
       uint64_t nb = (uint64_t)dml_tensor_bytes(t);
       if (!nb || t->dtype == DML_DTYPE_STRING) continue; /* strings stay on the host */
-      if (s->dev_in_buf[j]) {
+      if (s->dev_raw[j] && s->dev_in_off[j] == f->values[f->inputs[j]].offset &&
+          s->dev_in_buf[j] == s->backend->arena_buffer(s->backend_state)) {
+        /* in place from the previous run (bind_on_device): nothing moved */
+      } else if (s->dev_in_buf[j]) {
         s->xfer.on_device_bytes += nb;
         s->xfer.on_device_count++;
       } else {

@@ -262,7 +262,8 @@ typedef struct cu_session {
   CUcontext ctx;
   CUstream stream;
   CUdeviceptr arena, weights;
-  uint8_t *staging; /* pinned */
+  uint8_t *staging;                    /* pinned */
+  uint64_t arena_bytes, staging_bytes; /* as allocated */
   const dml_kpkg_function_t *kf;
   CUmodule *modules;
   CUfunction *fns;
@@ -570,9 +571,9 @@ static dml_status_t cu_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
       s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
   }
   if (!s) {
-    if ((r = D->cuMemAlloc(&c->arena,
-                           c->plan.dims.arena_bytes ? c->plan.dims.arena_bytes : 4)))
-      what = "cuMemAlloc (the arena)";
+    c->arena_bytes = c->plan.dims.arena_bytes ? c->plan.dims.arena_bytes : 4;
+    c->staging_bytes = staging ? staging : 4;
+    if ((r = D->cuMemAlloc(&c->arena, c->arena_bytes))) what = "cuMemAlloc (the arena)";
     if (o) {
       /* the shared globals: the owner's device copy */
       atomic_fetch_add(&o->refs, 1);
@@ -812,6 +813,10 @@ static dml_status_t cu_run(void *state, const dml_rt_exec_t *e) {
     if (!e->dev_in[i]) continue;
     int64_t nb = dml_rt_gpu_io_bytes(e, c->plan.inputs[i].value);
     if (nb <= 0) continue;
+    /* already in place (the previous run's value: rt_backend.h arena_buffer) */
+    if ((CUdeviceptr)(uintptr_t)e->dev_in[i] + e->dev_in_off[i] ==
+        c->arena + c->plan.inputs[i].arena_offset)
+      continue;
     if (!c->dtod_async)
       return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
                              "the CUDA driver lacks cuMemcpyDtoDAsync_v2");
@@ -910,6 +915,27 @@ static dml_status_t cu_read_outputs(void *state, const dml_rt_exec_t *e) {
   return DML_OK;
 }
 
+/* rt_backend.h read_output: output i alone from the device arena to the
+ * staging on the stream, synchronized, then to e->arena. */
+static dml_status_t cu_read_output(void *state, const dml_rt_exec_t *e, uint32_t i) {
+  cu_session_t *c = (cu_session_t *)state;
+  cu_driver_t *D = c->D;
+  if (i >= c->plan.n_outputs)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP, "output %u of %u", i,
+                           c->plan.n_outputs);
+  CUCHECK(D->cuCtxSetCurrent(c->ctx), "cuCtxSetCurrent");
+  DML_RETURN_IF_ERROR(
+      copy_regions(c, e, c->plan.outputs + i, 1, 0, 0, "cuMemcpyDtoHAsync (an output)"));
+  CUCHECK(D->cuStreamSynchronize(c->stream), "cuStreamSynchronize (an output)");
+  dml_rt_gpu_staging_copy(c->plan.outputs + i, 1, c->staging, e, 0);
+  return DML_OK;
+}
+
+/* rt_backend.h arena_buffer: the device arena's pointer. */
+static void *cu_arena_buffer(void *state) {
+  return (void *)(uintptr_t)((cu_session_t *)state)->arena;
+}
+
 /* rt_backend.h copy_output: output i from the device arena to device
  * pointer dst + dst_off (a tensor's), on the stream, synchronized. */
 static dml_status_t cu_copy_output(void *state, const dml_rt_exec_t *e, uint32_t i,
@@ -933,10 +959,22 @@ static dml_status_t cu_copy_output(void *state, const dml_rt_exec_t *e, uint32_t
   return DML_OK;
 }
 
+/* rt_backend.h memory: the arena, the weights when this session owns
+ * them, the pinned staging; no device context of its own (the primary
+ * context). */
+static void cu_memory(void *state, dml_rt_device_memory_t *out) {
+  const cu_session_t *c = (const cu_session_t *)state;
+  memset(out, 0, sizeof *out);
+  out->arena_bytes = c->arena_bytes;
+  out->weights_bytes = c->owner == c ? (c->weights_size ? c->weights_size : 4) : 0;
+  out->staging_bytes = c->staging_bytes;
+}
+
 static const dml_rt_backend_t k_cuda = {
-    "cuda",         cu_open,         cu_run,         cu_read_globals, cu_write_globals,
-    cu_num_kernels, cu_kernel_info,  cu_device_name, cu_close,        cu_run_kernel,
-    cu_uses_device, cu_read_outputs, cu_copy_output};
+    "cuda",           cu_open,        cu_run,          cu_read_globals,
+    cu_write_globals, cu_num_kernels, cu_kernel_info,  cu_device_name,
+    cu_close,         cu_run_kernel,  cu_uses_device,  cu_read_outputs,
+    cu_copy_output,   cu_memory,      cu_arena_buffer, cu_read_output};
 
 const dml_rt_backend_t *dml_rt_cuda_backend(void) {
   return &k_cuda;

@@ -344,9 +344,14 @@ typedef struct vk_session {
   double timeout_s; /* of a fence wait; 0: no limit (set per run) */
   int hung;         /* the fence of a submission whose wait timed out is pending */
   const dml_kpkg_function_t *kf;
-  /* a device for eager tensors: the spv_needs_t features enabled (bits
-   * int64 1, storage8 2, float64 4, int16 8, storage16 16) */
+  /* the spv_needs_t features enabled on the VkDevice this struct created
+   * (bits int64 1, storage8 2, float64 4, int16 8, storage16 16): an eager
+   * device's, every one the device has; a session's, those its kernels
+   * need and those the package's other kernels need that the device has
+   * (the sessions of its If/Loop regions run on its VkDevice) */
   unsigned eager_feats;
+  /* the package's kernels for this target (create_device), or NULL */
+  const dml_kpkg_t *pkg;
   /* the SignedZeroInfNanPreserve widths (szinp bits) the kernels declare
    * but the device lacks: stripped from each module (spirv_strip_szinp) */
   unsigned szinp_strip;
@@ -747,6 +752,23 @@ static dml_status_t create_device(vk_session_t *v) {
    * when the package's kernels use them. */
   spv_needs_t need;
   spirv_needs(v->kf, &need);
+  /* The package's other functions (an If's branches, a Loop's body, the
+   * functions of a training package) may run on this VkDevice too
+   * (rt_backend.h open's `share`): the features their kernels use are
+   * enabled as well where the device has them (a missing one fails only
+   * the session whose kernels need it, at its open). */
+  spv_needs_t pkg_need;
+  memset(&pkg_need, 0, sizeof pkg_need);
+  for (uint32_t i = 0; v->kf && v->pkg && i < v->pkg->n_functions; i++) {
+    spv_needs_t fn_need;
+    spirv_needs(&v->pkg->functions[i], &fn_need);
+    pkg_need.int64 |= fn_need.int64;
+    pkg_need.storage8 |= fn_need.storage8;
+    pkg_need.float64 |= fn_need.float64;
+    pkg_need.int16 |= fn_need.int16;
+    pkg_need.storage16 |= fn_need.storage16;
+    pkg_need.szinp |= fn_need.szinp;
+  }
   /* DMLC_VULKAN_HIDE_FEATURES (a comma-separated list of shaderInt64,
    * shaderFloat64, shaderInt16, storageBuffer8BitAccess and
    * storageBuffer16BitAccess) makes a device look as if it lacked them, to
@@ -772,8 +794,21 @@ static dml_status_t create_device(vk_session_t *v) {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, NULL, 0, 0, 0, 0};
     int listed = 0;
     need.storage16 = has_storage16(L, pd, pp, hide16, &q16, &listed);
-    v->eager_feats = spv_bits(&need);
+  } else {
+    need.int64 |= pkg_need.int64 && have.shaderInt64;
+    need.float64 |= pkg_need.float64 && have.shaderFloat64;
+    need.int16 |= pkg_need.int16 && have.shaderInt16;
+    need.storage8 |= pkg_need.storage8 && !hide8 &&
+                     has_extension(L, pd, VK_KHR_8BIT_STORAGE_EXTENSION_NAME) &&
+                     has_feature(L, pd, &s8q, &s8q.storageBuffer8BitAccess);
+    VkPhysicalDevice16BitStorageFeatures q16 = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, NULL, 0, 0, 0, 0};
+    int listed = 0;
+    need.storage16 |=
+        pkg_need.storage16 && has_storage16(L, pd, pp, hide16, &q16, &listed);
+    need.szinp |= pkg_need.szinp;
   }
+  v->eager_feats = spv_bits(&need);
   if (need.int64 && !have.shaderInt64)
     return lacks(v, "64-bit integers (i64 values)", "shaderInt64");
   if (need.float64 && !have.shaderFloat64)
@@ -1154,6 +1189,7 @@ static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
   v->kf = kf;
   v->n_symbols = g->n_symbols;
   v->weights_size = m->weights_size;
+  v->pkg = m->kernels_spirv;
   dml_status_t s = pick_device(L, device, &v->phys_index);
   if (!s) s = set_timeout(v, NULL); /* the default, for the uploads of open */
   vk_session_t *o = share ? ((vk_session_t *)share)->owner : NULL;
@@ -1172,6 +1208,19 @@ static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
     v->owner = o;
     use_device_of(v, o);
     v->weights = o->weights;
+    spv_needs_t need;
+    spirv_needs(kf, &need);
+    unsigned miss = spv_bits(&need) & ~o->creator->eager_feats;
+    if (miss)
+      s = dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                          "the kernels need the Vulkan feature %s, which the VkDevice of "
+                          "the session whose device it shares (%s) was not opened with",
+                          miss & 1u   ? "shaderInt64"
+                          : miss & 2u ? "storageBuffer8BitAccess"
+                          : miss & 4u ? "shaderFloat64"
+                          : miss & 8u ? "shaderInt16"
+                                      : "storageBuffer16BitAccess",
+                          o->desc);
   } else if (!s && d) {
     /* The eager device's VkDevice and queue; weights of its own. */
     atomic_fetch_add(&d->dev_refs, 1);
@@ -1472,6 +1521,8 @@ static dml_status_t device_inputs(vk_session_t *v, const dml_rt_exec_t *e) {
     const vk_buf_t *b = (const vk_buf_t *)e->dev_in[i];
     int64_t nb = b ? dml_rt_gpu_io_bytes(e, v->plan.inputs[i].value) : 0;
     if (nb <= 0) continue;
+    /* already in place (the previous run's value: rt_backend.h arena_buffer) */
+    if (b == &v->arena && e->dev_in_off[i] == v->plan.inputs[i].arena_offset) continue;
     if (e->dev_in_off[i] + (uint64_t)nb > b->size)
       return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
                              "input %u: %" PRId64 " bytes at %" PRIu64
@@ -1490,16 +1541,15 @@ static int vk_uses_device(void *state, void *dev) {
   return dev && ((vk_session_t *)dev)->dev == ((vk_session_t *)state)->dev;
 }
 
-/* rt_backend.h read_outputs: the outputs from the device arena to the
- * staging (one submission, waited for), then to e->arena. */
-static dml_status_t vk_read_outputs(void *state, const dml_rt_exec_t *e) {
-  vk_session_t *v = (vk_session_t *)state;
-  VkBuffer *src = (VkBuffer *)malloc((v->plan.n_outputs + 1) * sizeof(VkBuffer));
-  VkBuffer *dst = (VkBuffer *)malloc((v->plan.n_outputs + 1) * sizeof(VkBuffer));
-  VkBufferCopy *c =
-      (VkBufferCopy *)malloc((v->plan.n_outputs + 1) * sizeof(VkBufferCopy));
+/* Outputs [first, first + count) from the device arena to the staging
+ * (one submission, waited for), then to e->arena. */
+static dml_status_t read_some(vk_session_t *v, const dml_rt_exec_t *e, uint32_t first,
+                              uint32_t count) {
+  VkBuffer *src = (VkBuffer *)malloc((count + 1) * sizeof(VkBuffer));
+  VkBuffer *dst = (VkBuffer *)malloc((count + 1) * sizeof(VkBuffer));
+  VkBufferCopy *c = (VkBufferCopy *)malloc((count + 1) * sizeof(VkBufferCopy));
   uint32_t n = 0;
-  for (uint32_t i = 0; src && dst && c && i < v->plan.n_outputs; i++) {
+  for (uint32_t i = first; src && dst && c && i < first + count; i++) {
     const dml_rt_io_region_t *x = &v->plan.outputs[i];
     int64_t nb = dml_rt_gpu_io_bytes(e, x->value);
     if (nb <= 0) continue;
@@ -1515,9 +1565,29 @@ static dml_status_t vk_read_outputs(void *state, const dml_rt_exec_t *e) {
   free(dst);
   free(c);
   if (!s)
-    dml_rt_gpu_staging_copy(v->plan.outputs, v->plan.n_outputs, (uint8_t *)v->staging.map,
-                            e, 0);
+    dml_rt_gpu_staging_copy(v->plan.outputs + first, count, (uint8_t *)v->staging.map, e,
+                            0);
   return s;
+}
+
+/* rt_backend.h read_outputs: every output (read_some). */
+static dml_status_t vk_read_outputs(void *state, const dml_rt_exec_t *e) {
+  vk_session_t *v = (vk_session_t *)state;
+  return read_some(v, e, 0, v->plan.n_outputs);
+}
+
+/* rt_backend.h read_output: output i alone (read_some). */
+static dml_status_t vk_read_output(void *state, const dml_rt_exec_t *e, uint32_t i) {
+  vk_session_t *v = (vk_session_t *)state;
+  if (i >= v->plan.n_outputs)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP, "output %u of %u", i,
+                           v->plan.n_outputs);
+  return read_some(v, e, i, 1);
+}
+
+/* rt_backend.h arena_buffer: the device arena's vk_buf_t. */
+static void *vk_arena_buffer(void *state) {
+  return &((vk_session_t *)state)->arena;
 }
 
 /* rt_backend.h copy_output: output i from the device arena into buffer
@@ -1538,6 +1608,17 @@ static dml_status_t vk_copy_output(void *state, const dml_rt_exec_t *e, uint32_t
                            i, nb, dst_off, (uint64_t)b->size);
   return copy_wait(v, v->arena.buf, v->plan.outputs[i].arena_offset, b->buf, dst_off,
                    (uint64_t)nb);
+}
+
+/* rt_backend.h memory: the arena, the weights when this session owns
+ * them, the staging; whether it created the VkDevice. */
+static void vk_memory(void *state, dml_rt_device_memory_t *out) {
+  const vk_session_t *v = (const vk_session_t *)state;
+  memset(out, 0, sizeof *out);
+  out->arena_bytes = (uint64_t)v->arena.size;
+  out->weights_bytes = v->owner == v ? (uint64_t)v->weights.size : 0;
+  out->staging_bytes = (uint64_t)v->staging.size;
+  out->opened_device = v->creator == v;
 }
 
 /* Runs the plan segment by segment (dml_rt_gpu_run_segments), each
@@ -1637,9 +1718,10 @@ static const char *vk_device_name(void *state) {
 }
 
 static const dml_rt_backend_t k_vulkan = {
-    "vulkan",       vk_open,         vk_run,         vk_read_globals, vk_write_globals,
-    vk_num_kernels, vk_kernel_info,  vk_device_name, vk_close,        vk_run_kernel,
-    vk_uses_device, vk_read_outputs, vk_copy_output};
+    "vulkan",         vk_open,        vk_run,          vk_read_globals,
+    vk_write_globals, vk_num_kernels, vk_kernel_info,  vk_device_name,
+    vk_close,         vk_run_kernel,  vk_uses_device,  vk_read_outputs,
+    vk_copy_output,   vk_memory,      vk_arena_buffer, vk_read_output};
 
 const dml_rt_backend_t *dml_rt_vulkan_backend(void) {
   return &k_vulkan;

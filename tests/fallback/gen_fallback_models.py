@@ -49,6 +49,14 @@
   100) from r -> y = Neg(.): a `while` condition and a trip count computed
   from the input. x_while.npy: its input; while_ort_y.npy: ONNX Runtime's
   output.
+- ctrl_weight.onnx: an If whose two branches read one large weight of the
+  caller: x f32[N,256] -> s = ReduceSum(x) -> Greater(s, 0) -> If: then
+  Relu(MatMul(x, W)) f32[N,256], else Neg(MatMul(x[0:1], W)) f32[1,256]
+  (branches of two shapes: an If the importer keeps) -> y, W f32[256,256]
+  (256 KiB) an initializer of the main graph. x and W hold small multiples
+  of 0.5, so every order of the sums gives the same bits. The branches run
+  on the caller's device with its device copy of the weights
+  (dml_rt_session_device_memory: W on the device once).
 - x_nested.npy (f32[5,8]), c_true.npy, c_false.npy (bool[]): inputs of
   tests/onnx/fixtures/if_rt_nested.onnx (an If in a branch of an If,
   scripts/gen_if_runtime_fixtures.py) for the nested regions on the device.
@@ -338,6 +346,38 @@ def while_mid():
     np.save(os.path.join(HERE, "while_ort_y.npy"), sess.run(None, {"x": x})[0])
 
 
+def ctrl_weight():
+    rng = np.random.default_rng(21)
+    w = numpy_helper.from_array(
+        (rng.integers(-2, 3, (256, 256)) * 0.5).astype(np.float32), "W")
+    zero = numpy_helper.from_array(np.array(0.0, dtype=np.float32), "zero")
+    then_g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["mt"], name="then_mm"),
+         helper.make_node("Relu", ["mt"], ["y_then"], name="then_relu")],
+        "then_branch", [],
+        [helper.make_tensor_value_info("y_then", TensorProto.FLOAT, ["N", 256])])
+    st = numpy_helper.from_array(np.array([0], dtype=np.int64), "st")
+    en = numpy_helper.from_array(np.array([1], dtype=np.int64), "en")
+    else_g = helper.make_graph(
+        [helper.make_node("Slice", ["x", "st", "en"], ["x0"], name="else_slice"),
+         helper.make_node("MatMul", ["x0", "W"], ["me"], name="else_mm"),
+         helper.make_node("Neg", ["me"], ["y_else"], name="else_neg")],
+        "else_branch", [],
+        [helper.make_tensor_value_info("y_else", TensorProto.FLOAT, [1, 256])])
+    nodes = [
+        helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0, name="sum"),
+        helper.make_node("Greater", ["s", "zero"], ["cond"], name="greater"),
+        helper.make_node("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g,
+                         name="choose"),
+    ]
+    g = helper.make_graph(
+        nodes, "ctrl_weight",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 256])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["M", 256])],
+        [w, zero, st, en])
+    save(g, "ctrl_weight.onnx")
+
+
 def nested_inputs():
     rng = np.random.default_rng(3)
     np.save(os.path.join(HERE, "x_nested.npy"),
@@ -356,4 +396,5 @@ ctrl_host()
 loop_mid()
 string_io()
 while_mid()
+ctrl_weight()
 nested_inputs()

@@ -660,13 +660,41 @@ static void check_control_flow(const char *dev) {
   CHECK(dml_rt_session_num_regions(sd) == 1);
   CHECK_OK(dml_rt_session_set_input_by_name(sd, "x", &hx));
   CHECK_OK(dml_rt_session_set_input_by_name(sd, "trip", &ht));
+  dml_rt_region_info_t body;
+  CHECK_OK(dml_rt_session_region(sd, 0, &body));
   for (int run = 0; run < 2; run++) {
     g_fwd_arena = 0;
     g_region_launches = 0;
+    dml_rt_transfer_stats_t x0, x1;
+    dml_rt_session_transfer_stats(body.session, &x0);
     CHECK_OK(dml_rt_session_run(sd));
     same_nd("loop_mid", sd, sc, "y");
     region_ran(sd, dev, "body", "repeat.body", 3);
     if (g_stats) CHECK(g_region_launches == 3);
+    /* The body's crossings in one run (3 iterations; acc and sq f32[3,8],
+     * 96 bytes): up, the iteration number (i64) and cond (bool) each
+     * iteration, acc and the capture sq once; down, the loop's condition
+     * each iteration and acc once; on the device, acc from each
+     * iteration's output into the next one's input (sq stays in place).
+     * The round-trip form moved acc both ways every iteration and sq up
+     * every iteration: 12 up (603 bytes), 6 down (291 bytes). */
+    dml_rt_session_transfer_stats(body.session, &x1);
+    uint64_t up = x1.to_device_count - x0.to_device_count,
+             upb = x1.to_device_bytes - x0.to_device_bytes,
+             down = x1.to_host_count - x0.to_host_count,
+             downb = x1.to_host_bytes - x0.to_host_bytes,
+             on = x1.on_device_count - x0.on_device_count,
+             onb = x1.on_device_bytes - x0.on_device_bytes;
+    if (run == 0)
+      printf(
+          "loop_mid body on %s, one run of 3 iterations: %llu copies (%llu bytes) to "
+          "the device, %llu (%llu bytes) to the host, %llu (%llu bytes) on the "
+          "device\n",
+          dev, (unsigned long long)up, (unsigned long long)upb, (unsigned long long)down,
+          (unsigned long long)downb, (unsigned long long)on, (unsigned long long)onb);
+    CHECK(up == 8 && upb == 3 * 9 + 2 * 96);
+    CHECK(down == 4 && downb == 3 * 1 + 96);
+    CHECK(on == 2 && onb == 2 * 96);
   }
   dml_rt_session_release(sd);
   dml_rt_session_release(sc);
@@ -704,6 +732,75 @@ static void check_control_flow(const char *dev) {
   g_matmul = 0;
 }
 
+/* The regions run on their caller's device (tests/fallback/ctrl_weight.onnx:
+ * both branches of an If read a 256 KiB weight W): the caller's session
+ * alone holds a device copy of the weights and created the device; the
+ * branch sessions allocated their arenas only. On the mock the live
+ * device bytes grow by exactly what the sessions report (W once). On
+ * Vulkan both branches run, bit for bit as the CPU session (x and W hold
+ * multiples of 0.5: every order of the sums is exact); the mock does not
+ * emulate these matmul kernels, so it checks the memory only. */
+static void check_region_memory(const char *dev) {
+  char targets[64];
+  snprintf(targets, sizeof targets, "cpu,%s",
+           strncmp(dev, "cuda", 4) ? "vulkan" : "cuda");
+  dml_rt_model_t *m =
+      tensor_test_compile_path("tests/fallback/ctrl_weight.onnx", targets);
+  if (!m) return;
+  CHECK(m->weights_size >= 256 * 256 * 4);
+  long long live0 = 0, bytes0 = 0, live1 = 0, bytes1 = 0;
+  int i0, i1, i2;
+  if (g_stats) g_stats(&live0, &bytes0, &i0, &i1, &i2);
+  dml_rt_session_t *sd = NULL, *sc = NULL;
+  CHECK_OK(dml_rt_session_create(m, dev, &sd));
+  if (g_stats) g_stats(&live1, &bytes1, &i0, &i1, &i2);
+  dml_rt_device_memory_t pm, rm;
+  CHECK_OK(dml_rt_session_device_memory(sd, &pm));
+  CHECK(pm.weights_bytes >= m->weights_size && pm.arena_bytes > 0);
+  CHECK(pm.opened_device == (strncmp(dev, "cuda", 4) ? 1 : 0));
+  uint64_t total = pm.arena_bytes + pm.weights_bytes;
+  CHECK(dml_rt_session_num_regions(sd) == 2);
+  for (uint32_t i = 0; i < dml_rt_session_num_regions(sd); i++) {
+    dml_rt_region_info_t r;
+    CHECK_OK(dml_rt_session_region(sd, i, &r));
+    CHECK(dml_rt_session_fallback(r.session) == NULL);
+    CHECK_OK(dml_rt_session_device_memory(r.session, &rm));
+    CHECK(rm.weights_bytes == 0 && rm.opened_device == 0 && rm.arena_bytes > 0);
+    total += rm.arena_bytes;
+  }
+  printf(
+      "ctrl_weight on %s: weights %llu bytes on the device once, %llu device bytes in "
+      "all (the caller and its 2 branches)\n",
+      dev, (unsigned long long)pm.weights_bytes, (unsigned long long)total);
+  if (g_stats) CHECK(bytes1 - bytes0 == (long long)total && live1 - live0 == 4);
+  CHECK_ERROR(dml_rt_session_device_memory(NULL, &rm), DML_STATUS_INVALID_ARGUMENT,
+              "NULL");
+  CHECK_ERROR(dml_rt_session_device_memory(sd, NULL), DML_STATUS_INVALID_ARGUMENT,
+              "NULL");
+  CHECK_OK(dml_rt_session_create(m, "cpu", &sc));
+  CHECK_OK(dml_rt_session_device_memory(sc, &rm));
+  CHECK(rm.weights_bytes == 0 && rm.arena_bytes == 0 && rm.opened_device == 0);
+  for (int b = 0; !g_stats && b < 2; b++) { /* then: sum > 0; else: below */
+    float x[3 * 256];
+    for (int i = 0; i < 3 * 256; i++) x[i] = (float)((i * 7) % 5 - (b ? 3 : 1)) * 0.5f;
+    int64_t dx[2] = {3, 256};
+    dml_tensor_t hx = dml_test_tensor(DML_DTYPE_F32, 2, dx, x);
+    CHECK_OK(dml_rt_session_set_input_by_name(sc, "x", &hx));
+    CHECK_OK(dml_rt_session_run(sc));
+    CHECK_OK(dml_rt_session_set_input_by_name(sd, "x", &hx));
+    CHECK_OK(dml_rt_session_run(sd));
+    same_nd("ctrl_weight", sd, sc, "y");
+    region_ran(sd, dev, b ? "else" : "then", b ? "choose.else" : "choose.then", 1);
+  }
+  dml_rt_session_release(sc);
+  dml_rt_session_release(sd);
+  if (g_stats) {
+    g_stats(&live1, &bytes1, &i0, &i1, &i2);
+    CHECK(live1 == live0 && bytes1 == bytes0);
+  }
+  dml_rt_model_release(m);
+}
+
 static const char *g_mode = "vulkan";
 static long long g_live0, g_bytes0;
 
@@ -721,6 +818,10 @@ static void test_strings(void) {
 
 static void test_control_flow(void) {
   check_control_flow(g_mode);
+}
+
+static void test_region_memory(void) {
+  check_region_memory(g_mode);
 }
 
 /* The mock driver's view: every allocation freed, the launches ran. */
@@ -772,6 +873,7 @@ int main(int argc, char **argv) {
   RUN(test_matmul);
   RUN(test_strings);
   RUN(test_control_flow);
+  RUN(test_region_memory);
   if (g_stats) RUN(test_mock_memory);
   return dml_test_finish();
 }
