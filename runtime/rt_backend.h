@@ -307,6 +307,28 @@ dml_status_t dml_rt_gpu_plan_host(const char *op, const dml_rt_model_t *m,
                                   const struct dml_kpkg_function *kf, uint64_t align,
                                   uint64_t *io_staging_bytes, dml_rt_host_plan_t *out);
 
+/* 1 when node `node` of f is an If or Loop whose branch or body
+ * functions all have kernels in the table holding kf (the package's
+ * kernels for f's target): their sessions run on the device
+ * (docs/kernels.md "Control flow: the regions on the device"). */
+int dml_rt_gpu_region_on_device(const dml_rt_model_t *m, const dml_pkg_function_t *f,
+                                const struct dml_kpkg_function *kf, uint32_t node);
+
+/* The device-resident hand-over of such a node in a host entry of kf
+ * (else all zeros): in_dev[j] (n_inputs bytes) is 1 for a capture (an
+ * If's inputs after cond, a Loop's after M, cond and the initial carried
+ * values) that a device kernel computed (no string, no constant, no
+ * function input): its region reads it from the caller's device arena and
+ * dml_rt_gpu_plan_host does not stage it to the host for this node;
+ * out_dev[j] (n_outputs bytes) is 1 for an If result no host node reads
+ * (nor a view of it): the branch copies it on the device into the
+ * caller's arena and the plan does not upload it. At most 128 inputs and
+ * outputs (else zeros). Errors: OUT_OF_RANGE, RESOURCE_EXHAUSTED. */
+dml_status_t dml_rt_gpu_region_handover(const dml_rt_model_t *m,
+                                        const dml_pkg_function_t *f,
+                                        const struct dml_kpkg_function *kf, uint32_t node,
+                                        uint8_t *in_dev, uint8_t *out_dev);
+
 /* Frees what dml_rt_gpu_plan_host allocated. */
 void dml_rt_gpu_host_free(dml_rt_host_plan_t *h);
 

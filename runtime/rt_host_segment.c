@@ -55,6 +55,128 @@ static int device_reads(const dml_pkg_function_t *f, const int32_t *entry,
   return 0;
 }
 
+/* 1 when a host node (in a host entry of the plan) reads value v or a
+ * view of it. */
+static int host_reads(const dml_pkg_function_t *f, const int32_t *entry,
+                      const uint8_t *is_host, uint32_t v, int depth) {
+  if (depth > 64) return 1; /* a long chain of views: keep it on the host too */
+  for (uint32_t k = 0; k < f->n_nodes; k++) {
+    const dml_pkg_node_t *n = &f->nodes[k];
+    int reads = 0;
+    for (uint32_t j = 0; j < n->n_inputs && !reads; j++) reads = n->inputs[j] == v;
+    if (!reads) continue;
+    if (entry[k] >= 0 && is_host[entry[k]]) return 1;
+    if (entry[k] < 0 && n->n_outputs && n->outputs[0] != DML_PKG_NO_VALUE &&
+        host_reads(f, entry, is_host, n->outputs[0], depth + 1))
+      return 1;
+  }
+  return 0;
+}
+
+/* The kernel table (m->kernels_spirv or m->kernels_cuda) holding kf. */
+static const dml_kpkg_t *table_of(const dml_rt_model_t *m,
+                                  const dml_kpkg_function_t *kf) {
+  const dml_kpkg_t *t[2] = {m->kernels_spirv, m->kernels_cuda};
+  for (int i = 0; i < 2; i++)
+    if (t[i] && kf >= t[i]->functions && kf < t[i]->functions + t[i]->n_functions)
+      return t[i];
+  return NULL;
+}
+
+int dml_rt_gpu_region_on_device(const dml_rt_model_t *m, const dml_pkg_function_t *f,
+                                const dml_kpkg_function_t *kf, uint32_t node) {
+  if (node >= f->n_nodes) return 0;
+  const dml_pkg_node_t *n = &f->nodes[node];
+  if (n->op != DML_OP_IF && n->op != DML_OP_LOOP) return 0;
+  const dml_kpkg_t *table = table_of(m, kf);
+  if (!table) return 0;
+  const char *attr[2] = {n->op == DML_OP_LOOP ? "body_function" : "then_function",
+                         n->op == DML_OP_LOOP ? NULL : "else_function"};
+  for (int a = 0; a < 2; a++) {
+    if (!attr[a]) continue;
+    const char *name = dml_attr_string(n->attrs, n->n_attrs, attr[a], NULL);
+    int found = 0;
+    for (uint32_t i = 0; name && i < m->graph->n_functions && !found; i++)
+      if (!strcmp(m->graph->functions[i].name, name))
+        found = dml_kpkg_find_function(table, i) != NULL;
+    if (!found) return 0;
+  }
+  return 1;
+}
+
+/* The maps of f's kernels kf: per value its producing node (-1: none),
+ * per node its kernel entry (-1: none, a view in place), per entry 1 for
+ * a host entry. */
+static void host_maps(const dml_pkg_function_t *f, const dml_kpkg_function_t *kf,
+                      int32_t *producer, int32_t *entry, uint8_t *is_host) {
+  for (uint32_t v = 0; v < f->n_values; v++) producer[v] = -1;
+  for (uint32_t i = 0; i < f->n_nodes; i++) {
+    entry[i] = -1;
+    for (uint32_t j = 0; j < f->nodes[i].n_outputs; j++)
+      if (f->nodes[i].outputs[j] < f->n_values)
+        producer[f->nodes[i].outputs[j]] = (int32_t)i;
+  }
+  for (uint32_t k = 0; k < kf->n_kernels; k++) {
+    const dml_kpkg_kernel_t *K = &kf->kernels[k];
+    is_host[k] = K->kind == DML_KPKG_KIND_HOST;
+    for (uint32_t j = 0; j < K->n_nodes; j++)
+      if (K->nodes[j] < f->n_nodes) entry[K->nodes[j]] = (int32_t)k;
+  }
+}
+
+/* dml_rt_gpu_region_handover over the maps of host_maps. */
+static void handover(const dml_rt_model_t *m, const dml_pkg_function_t *f,
+                     const dml_kpkg_function_t *kf, const int32_t *producer,
+                     const int32_t *entry, const uint8_t *is_host, uint32_t node,
+                     uint8_t *in_dev, uint8_t *out_dev) {
+  const dml_pkg_node_t *n = &f->nodes[node];
+  memset(in_dev, 0, n->n_inputs ? n->n_inputs : 1);
+  memset(out_dev, 0, n->n_outputs ? n->n_outputs : 1);
+  if (entry[node] < 0 || !is_host[entry[node]] || n->n_inputs > 128 ||
+      n->n_outputs > 128 || !dml_rt_gpu_region_on_device(m, f, kf, node))
+    return;
+  int loop = n->op == DML_OP_LOOP;
+  int64_t n_car = loop ? dml_attr_int(n->attrs, n->n_attrs, "n_carried", 0) : 0;
+  uint32_t first = loop ? 2 + (uint32_t)(n_car > 0 ? n_car : 0) : 1;
+  for (uint32_t j = first; j < n->n_inputs; j++) {
+    uint32_t v = n->inputs[j];
+    if (v == DML_PKG_NO_VALUE || v >= f->n_values) continue;
+    const dml_pkg_value_t *val = &f->values[v];
+    if (val->type.dtype == DML_DTYPE_STRING || val->storage == DML_PKG_STORAGE_CONST)
+      continue;
+    in_dev[j] = !host_source(f, producer, entry, is_host, v);
+  }
+  for (uint32_t j = 0; !loop && j < n->n_outputs; j++) {
+    uint32_t v = n->outputs[j];
+    if (v == DML_PKG_NO_VALUE || v >= f->n_values) continue;
+    if (f->values[v].type.dtype == DML_DTYPE_STRING) continue;
+    out_dev[j] = !host_reads(f, entry, is_host, v, 0);
+  }
+}
+
+dml_status_t dml_rt_gpu_region_handover(const dml_rt_model_t *m,
+                                        const dml_pkg_function_t *f,
+                                        const dml_kpkg_function_t *kf, uint32_t node,
+                                        uint8_t *in_dev, uint8_t *out_dev) {
+  if (node >= f->n_nodes)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.session", "node %u", node);
+  int32_t *producer =
+      (int32_t *)malloc((f->n_values ? f->n_values : 1) * sizeof(int32_t));
+  int32_t *entry = (int32_t *)malloc((f->n_nodes ? f->n_nodes : 1) * sizeof(int32_t));
+  uint8_t *is_host = (uint8_t *)calloc(kf->n_kernels ? kf->n_kernels : 1, 1);
+  dml_status_t s = DML_OK;
+  if (!producer || !entry || !is_host) {
+    s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session", "out of memory");
+  } else {
+    host_maps(f, kf, producer, entry, is_host);
+    handover(m, f, kf, producer, entry, is_host, node, in_dev, out_dev);
+  }
+  free(producer);
+  free(entry);
+  free(is_host);
+  return s;
+}
+
 dml_status_t dml_rt_gpu_plan_host(const char *op, const dml_rt_model_t *m,
                                   const dml_pkg_function_t *f,
                                   const dml_kpkg_function_t *kf, uint64_t align,
@@ -75,19 +197,10 @@ dml_status_t dml_rt_gpu_plan_host(const char *op, const dml_rt_model_t *m,
     s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op, "out of memory");
     goto done;
   }
-  for (uint32_t v = 0; v < nv; v++) producer[v] = -1;
-  for (uint32_t i = 0; i < nn; i++) {
-    entry[i] = -1;
-    for (uint32_t j = 0; j < f->nodes[i].n_outputs; j++)
-      if (f->nodes[i].outputs[j] < nv) producer[f->nodes[i].outputs[j]] = (int32_t)i;
-  }
+  host_maps(f, kf, producer, entry, out->is_host);
   out->first_gpu = nk;
-  for (uint32_t k = 0; k < nk; k++) {
-    const dml_kpkg_kernel_t *K = &kf->kernels[k];
-    out->is_host[k] = K->kind == DML_KPKG_KIND_HOST;
+  for (uint32_t k = 0; k < nk; k++)
     if (!out->is_host[k] && out->first_gpu == nk) out->first_gpu = k;
-    for (uint32_t j = 0; j < K->n_nodes; j++) entry[K->nodes[j]] = (int32_t)k;
-  }
   if (out->first_gpu == nk) out->first_gpu = 0;
   /* per host entry: the values its nodes read that the device computed
    * (downloads, once each), then the values they write that the device
@@ -106,9 +219,19 @@ dml_status_t dml_rt_gpu_plan_host(const char *op, const dml_rt_model_t *m,
       for (uint32_t j = 0; out->is_host[k] && !s && j < K->n_nodes; j++) {
         const dml_pkg_node_t *nd = &f->nodes[K->nodes[j]];
         uint32_t cnt = up ? nd->n_outputs : nd->n_inputs;
+        /* an If or Loop whose regions run on the device: the captures
+         * the device computed go to them on the device, the If's results
+         * no host node reads come back there (dml_rt_gpu_region_handover) */
+        uint8_t hand[256];
+        int cf = (nd->op == DML_OP_IF || nd->op == DML_OP_LOOP) && nd->n_inputs <= 128 &&
+                 nd->n_outputs <= 128;
+        if (cf)
+          handover(m, f, kf, producer, entry, out->is_host, K->nodes[j], hand,
+                   hand + 128);
         for (uint32_t q = 0; q < cnt && !s; q++) {
           uint32_t v = up ? nd->outputs[q] : nd->inputs[q];
           if (v == DML_PKG_NO_VALUE || v >= nv) continue;
+          if (cf && hand[up ? 128 + q : q]) continue;
           const dml_pkg_value_t *val = &f->values[v];
           if (val->type.dtype == DML_DTYPE_STRING ||
               val->storage == DML_PKG_STORAGE_CONST)

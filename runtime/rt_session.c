@@ -133,6 +133,11 @@ struct dml_rt_session {
    * reads the few it needs on the host: region_output). */
   uint8_t *dev_raw;
   int region_lazy;
+  /* Per io slot (as `io`), for the If and Loop nodes of the device's host
+   * entries: 1 for a capture read from this session's device arena and an
+   * If result written there by the region (dml_rt_gpu_region_handover,
+   * the plan of what crosses agreeing); NULL when none. */
+  uint8_t *cf_dev;
   /* Outputs left on the device (dml_rt_exec_t.outputs_lazy): a session
    * made on an eager device (on_device) leaves them there in its first run
    * and in every run after one whose outputs nothing read on the host
@@ -186,6 +191,7 @@ void dml_rt_session_release(dml_rt_session_t *s) {
   free(s->dev_in_buf);
   free(s->dev_in_off);
   free(s->dev_raw);
+  free(s->cf_dev);
   if (s->backend) s->backend->close(s->backend_state);
   dml_rt_cpu_fuse_free(s->fuse);
   free(s->fuse_extra);
@@ -708,6 +714,34 @@ static dml_status_t create_session(const dml_rt_model_t *m, const char *device,
       br->strheap = s->strheap;
       br->strheap_borrowed = 1;
       for (uint32_t k = 0; k < br->fn->n_nodes; k++) br->calls[k].strings = s->strheap;
+    }
+    /* captures and results handed over on the device (the backend's plan
+     * of what crosses the host entry leaves them there) */
+    if (s->backend && hkf && s->on_host && s->on_host[i] &&
+        dml_rt_gpu_region_on_device(m, f, hkf, i)) {
+      size_t n_io = 0;
+      for (uint32_t q = 0; q < f->n_nodes; q++)
+        n_io += (size_t)f->nodes[q].n_inputs + f->nodes[q].n_outputs;
+      if (!s->cf_dev && !(s->cf_dev = (uint8_t *)calloc(n_io ? n_io : 1, 1))) {
+        dml_rt_session_release(s);
+        return oom();
+      }
+      uint8_t *slot = s->cf_dev + (s->calls[i].inputs - s->io);
+      dml_status_t hst =
+          dml_rt_gpu_region_handover(m, f, hkf, i, slot, slot + n->n_inputs);
+      for (int b = 0; !hst && b < (loop ? 1 : 2); b++) {
+        const dml_rt_session_t *br = s->branch[2 * i + b];
+        if (br->backend != s->backend || !br->backend->arena_buffer ||
+            !br->backend->copy_output || !br->backend->read_output)
+          hst = dml_status_make(DML_STATUS_INTERNAL, "rt.session",
+                                "node '%s' (%s): region '%s' is not on the session's "
+                                "device, which the plan of its hand-over expects",
+                                n->name, n->op_name, br->fn->name);
+      }
+      if (hst) {
+        dml_rt_session_release(s);
+        return hst;
+      }
     }
   }
   *out_session = s;
@@ -1300,70 +1334,25 @@ static dml_status_t gpu_host_nodes(void *ctx, const uint32_t *nodes, uint32_t n_
   return DML_OK;
 }
 
-/* Runs If node `k` (ops.def): reads cond, runs the taken branch's session
- * with the captures as its inputs (copied into its arena; a branch session
- * on a GPU device uploads them and runs its kernels there), and copies its
- * results into the node's outputs, with their dims (which set the node's
- * data-dependent symbols, take_produced_dims). */
-static dml_status_t run_if(dml_rt_session_t *s, uint32_t k) {
-  const dml_pkg_node_t *n = &s->fn->nodes[k];
-  dml_cpu_call_t *c = &s->calls[k];
-  const dml_tensor_t *cond = &c->inputs[0];
-  size_t esz = dml_dtype_size(cond->dtype);
-  if (!esz || dml_tensor_bytes(cond) != esz)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.run",
-                           "node #%" PRIu32 " '%s' (If): cond must hold one element", k,
-                           n->name);
-  int taken = dml_load_f64(cond->dtype, cond->data, 0) != 0;
-  dml_rt_session_t *b = s->branch[2 * k + (taken ? 0 : 1)];
-  const char *which = taken ? "then_function" : "else_function";
-  s->region_runs[2 * k + (taken ? 0 : 1)]++;
-  b->timeout_set = s->timeout_set;
-  b->timeout_s = s->timeout_s;
-  dml_status_t st = DML_OK;
-  for (uint32_t j = 1; j < n->n_inputs && !st; j++)
-    st = dml_rt_session_set_input(b, j - 1, &c->inputs[j]);
-  if (!st) st = dml_rt_session_run(b);
-  if (st)
-    return dml_status_annotate(st, "running %s '%s' of node #%" PRIu32 " '%s' (If)",
-                               which, b->fn->name, k, n->name);
-  for (uint32_t j = 0; j < n->n_outputs; j++) {
-    if (n->outputs[j] == DML_PKG_NO_VALUE) continue;
-    dml_tensor_t r;
-    DML_RETURN_IF_ERROR(dml_rt_session_get_output(b, j, &r));
-    dml_tensor_t *o = &c->outputs[j];
-    size_t nb = dml_tensor_bytes(&r);
-    uint64_t cap = s->fn->values[n->outputs[j]].bytes;
-    if (r.rank != o->rank || r.dtype != o->dtype)
-      return dml_status_make(DML_STATUS_INTERNAL, "rt.run",
-                             "node #%" PRIu32 " '%s' (If): %s returned output %" PRIu32
-                             " of another dtype or rank than the node's",
-                             k, n->name, which, j);
-    if (nb == SIZE_MAX || nb > cap)
-      return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.run",
-                             "node #%" PRIu32 " '%s' (If): output %" PRIu32
-                             " needs %zu bytes, above the %" PRIu64
-                             " planned; recompile with a larger --dynamic-max-elements",
-                             k, n->name, j, nb, cap);
-    if (nb) memcpy(o->data, r.data, nb);
-    memcpy(o->dims, r.dims, sizeof(int64_t) * (size_t)r.rank);
-  }
-  return DML_OK;
-}
-
-/* Binds input j of region session b to the bytes of a value on b's own
- * device arena at byte `off` (the backend's arena_buffer), with t's dtype
- * and dims (t->data unused): copied on the device into the input's region
- * at b's next run, or nothing at all when `off` is the input's own offset
- * (the value of the previous run, in place). */
+/* Binds input j of region session b to the bytes of a value on b's device
+ * at byte `off` of buffer `buf` (a backend's arena_buffer: b's own, or its
+ * caller's), with t's dtype and dims (t->data unused): copied on the
+ * device into the input's region at b's next run, or nothing at all when
+ * `buf` is b's arena and `off` the input's own offset (the value of the
+ * previous run, in place). */
 static dml_status_t bind_on_device(dml_rt_session_t *b, uint32_t j, const dml_tensor_t *t,
-                                   uint64_t off) {
+                                   void *buf, uint64_t off) {
   dev_in_drop(b, j);
   DML_RETURN_IF_ERROR(set_input_checked(b, j, t, 1));
   b->dev_raw[j] = 1;
-  b->dev_in_buf[j] = b->backend->arena_buffer(b->backend_state);
+  b->dev_in_buf[j] = buf;
   b->dev_in_off[j] = off;
   return DML_OK;
+}
+
+/* 1 when io slot `q` of node k of s is handed over on the device (cf_dev). */
+static int cf_on_device(const dml_rt_session_t *s, uint32_t k, uint32_t q) {
+  return s->cf_dev && s->cf_dev[(s->calls[k].inputs - s->io) + q];
 }
 
 /* Output j of the last run of region session b, read to the host alone
@@ -1385,6 +1374,74 @@ static dml_status_t region_output(dml_rt_session_t *b, uint32_t j, dml_tensor_t 
     }
   }
   *out = b->vals[b->fn->outputs[j]];
+  return DML_OK;
+}
+
+/* Runs If node `k` (ops.def): reads cond, runs the taken branch's session
+ * with the captures as its inputs and copies its results into the node's
+ * outputs, with their dims (which set the node's data-dependent symbols,
+ * take_produced_dims). A branch on the device reads the captures the
+ * device computed from this session's device arena and writes the results
+ * no host node reads into it, on the device (cf_dev); the others cross
+ * through the host arenas. */
+static dml_status_t run_if(dml_rt_session_t *s, uint32_t k) {
+  const dml_pkg_node_t *n = &s->fn->nodes[k];
+  dml_cpu_call_t *c = &s->calls[k];
+  const dml_tensor_t *cond = &c->inputs[0];
+  size_t esz = dml_dtype_size(cond->dtype);
+  if (!esz || dml_tensor_bytes(cond) != esz)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.run",
+                           "node #%" PRIu32 " '%s' (If): cond must hold one element", k,
+                           n->name);
+  int taken = dml_load_f64(cond->dtype, cond->data, 0) != 0;
+  dml_rt_session_t *b = s->branch[2 * k + (taken ? 0 : 1)];
+  const char *which = taken ? "then_function" : "else_function";
+  s->region_runs[2 * k + (taken ? 0 : 1)]++;
+  b->timeout_set = s->timeout_set;
+  b->timeout_s = s->timeout_s;
+  /* a branch on the device keeps its results there (region_output) */
+  b->region_lazy = b->backend && b->backend->read_output;
+  dml_status_t st = DML_OK;
+  for (uint32_t j = 1; j < n->n_inputs && !st; j++)
+    st = cf_on_device(s, k, j)
+             ? bind_on_device(b, j - 1, &c->inputs[j],
+                              s->backend->arena_buffer(s->backend_state),
+                              s->fn->values[n->inputs[j]].offset)
+             : dml_rt_session_set_input(b, j - 1, &c->inputs[j]);
+  if (!st) st = dml_rt_session_run(b);
+  for (uint32_t j = 0; j < n->n_outputs && !st; j++) {
+    if (n->outputs[j] == DML_PKG_NO_VALUE) continue;
+    dml_tensor_t r;
+    st = dml_rt_session_output_shape(b, j, &r);
+    if (st) break;
+    dml_tensor_t *o = &c->outputs[j];
+    size_t nb = dml_tensor_bytes(&r);
+    uint64_t cap = s->fn->values[n->outputs[j]].bytes;
+    if (r.rank != o->rank || r.dtype != o->dtype)
+      return dml_status_make(DML_STATUS_INTERNAL, "rt.run",
+                             "node #%" PRIu32 " '%s' (If): %s returned output %" PRIu32
+                             " of another dtype or rank than the node's",
+                             k, n->name, which, j);
+    if (nb == SIZE_MAX || nb > cap)
+      return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.run",
+                             "node #%" PRIu32 " '%s' (If): output %" PRIu32
+                             " needs %zu bytes, above the %" PRIu64
+                             " planned; recompile with a larger --dynamic-max-elements",
+                             k, n->name, j, nb, cap);
+    if (cf_on_device(s, k, n->n_inputs + j)) {
+      /* into this session's device arena, where its next kernels read it */
+      st = dml_rt_session_copy_output_device(b, j,
+                                             s->backend->arena_buffer(s->backend_state),
+                                             s->fn->values[n->outputs[j]].offset);
+    } else {
+      st = b->backend ? region_output(b, j, &r) : dml_rt_session_get_output(b, j, &r);
+      if (!st && nb) memcpy(o->data, r.data, nb);
+    }
+    if (!st) memcpy(o->dims, r.dims, sizeof(int64_t) * (size_t)r.rank);
+  }
+  if (st)
+    return dml_status_annotate(st, "running %s '%s' of node #%" PRIu32 " '%s' (If)",
+                               which, b->fn->name, k, n->name);
   return DML_OK;
 }
 
@@ -1472,17 +1529,24 @@ static dml_status_t run_loop(dml_rt_session_t *s, uint32_t k) {
         dml_tensor_t r;
         st = dml_rt_session_output_shape(b, 1 + jj, &r);
         if (!st)
-          st =
-              bind_on_device(b, 2 + jj, &r, b->fn->values[b->fn->outputs[1 + jj]].offset);
+          st = bind_on_device(b, 2 + jj, &r, b->backend->arena_buffer(b->backend_state),
+                              b->fn->values[b->fn->outputs[1 + jj]].offset);
       } else {
         st = dml_rt_session_set_input(b, 2 + jj, &c->outputs[j]);
       }
     }
-    for (uint32_t j = 2 + (uint32_t)n_car; j < n->n_inputs && !st; j++)
-      st = it > 0 && dev && b->fn->values[b->fn->inputs[j]].type.dtype != DML_DTYPE_STRING
-               ? bind_on_device(b, j, &c->inputs[j],
-                                b->fn->values[b->fn->inputs[j]].offset)
-               : dml_rt_session_set_input(b, j, &c->inputs[j]);
+    for (uint32_t j = 2 + (uint32_t)n_car; j < n->n_inputs && !st; j++) {
+      if (it > 0 && dev && b->fn->values[b->fn->inputs[j]].type.dtype != DML_DTYPE_STRING)
+        st = bind_on_device(b, j, &c->inputs[j],
+                            b->backend->arena_buffer(b->backend_state),
+                            b->fn->values[b->fn->inputs[j]].offset);
+      else if (it == 0 && cf_on_device(s, k, j)) /* from the caller's device arena */
+        st = bind_on_device(b, j, &c->inputs[j],
+                            s->backend->arena_buffer(s->backend_state),
+                            s->fn->values[n->inputs[j]].offset);
+      else
+        st = dml_rt_session_set_input(b, j, &c->inputs[j]);
+    }
     if (!st) st = dml_rt_session_run(b);
     if (st) break;
     dml_tensor_t r;

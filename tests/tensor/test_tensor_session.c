@@ -67,6 +67,7 @@
 #include "dml_rt.h"
 #include "dml_tensor.h"
 #include "dml_test.h"
+#include "rt_backend.h"
 #include "rt_internal.h"
 #include "tensor_test_util.h"
 
@@ -673,11 +674,12 @@ static void check_control_flow(const char *dev) {
     if (g_stats) CHECK(g_region_launches == 3);
     /* The body's crossings in one run (3 iterations; acc and sq f32[3,8],
      * 96 bytes): up, the iteration number (i64) and cond (bool) each
-     * iteration, acc and the capture sq once; down, the loop's condition
-     * each iteration and acc once; on the device, acc from each
-     * iteration's output into the next one's input (sq stays in place).
-     * The round-trip form moved acc both ways every iteration and sq up
-     * every iteration: 12 up (603 bytes), 6 down (291 bytes). */
+     * iteration and the initial acc once (forward's host entry holds it);
+     * down, the loop's condition each iteration and acc once; on the
+     * device, the capture sq once from forward's device arena (then in
+     * place) and acc from each iteration's output into the next one's
+     * input. The round-trip form moved acc both ways every iteration and
+     * sq up every iteration: 12 up (603 bytes), 6 down (291 bytes). */
     dml_rt_session_transfer_stats(body.session, &x1);
     uint64_t up = x1.to_device_count - x0.to_device_count,
              upb = x1.to_device_bytes - x0.to_device_bytes,
@@ -692,9 +694,9 @@ static void check_control_flow(const char *dev) {
           "device\n",
           dev, (unsigned long long)up, (unsigned long long)upb, (unsigned long long)down,
           (unsigned long long)downb, (unsigned long long)on, (unsigned long long)onb);
-    CHECK(up == 8 && upb == 3 * 9 + 2 * 96);
+    CHECK(up == 7 && upb == 3 * 9 + 96);
     CHECK(down == 4 && downb == 3 * 1 + 96);
-    CHECK(on == 2 && onb == 2 * 96);
+    CHECK(on == 3 && onb == 3 * 96);
   }
   dml_rt_session_release(sd);
   dml_rt_session_release(sc);
@@ -706,6 +708,29 @@ static void check_control_flow(const char *dev) {
   g_matmul = 4;
   CHECK_OK(dml_rt_session_create(m, dev, &sd));
   CHECK(dml_rt_session_num_regions(sd) == 2);
+  {
+    /* What crosses forward's host entry (the If): cond down, nothing up
+     * (the capture sq and the result t stay on the device) */
+    const dml_kpkg_t *table =
+        strncmp(dev, "cuda", 4) ? m->kernels_spirv : m->kernels_cuda;
+    const dml_kpkg_function_t *kf =
+        table ? dml_kpkg_find_function(table, dml_rt_fn_index(m, m->fn)) : NULL;
+    CHECK(kf != NULL);
+    uint64_t staging = 0;
+    dml_rt_host_plan_t hp;
+    CHECK_OK(dml_rt_gpu_plan_host("test", m, m->fn, kf, 16, &staging, &hp));
+    CHECK(hp.used);
+    int entries = 0;
+    for (uint32_t k = 0; kf && k < kf->n_kernels; k++) {
+      if (!hp.is_host[k]) continue;
+      entries++;
+      CHECK(hp.down_at[2 * k + 1] - hp.down_at[2 * k] == 1);
+      CHECK(!strcmp(m->fn->values[hp.regions[hp.down_at[2 * k]].value].name, "cond"));
+      CHECK(hp.up_at[2 * k + 1] == hp.up_at[2 * k]);
+    }
+    CHECK(entries == 1);
+    dml_rt_gpu_host_free(&hp);
+  }
   for (int b = 0; b < 2; b++) { /* then: 5 large rows; else: 3 small ones */
     g_rows = b ? 3 : 5;
     float xc[40];
@@ -719,10 +744,26 @@ static void check_control_flow(const char *dev) {
     g_fwd_arena = 0;
     g_region_launches = 0;
     CHECK_OK(dml_rt_session_set_input_by_name(sd, "x", &hc));
+    dml_rt_region_info_t br;
+    for (uint32_t i = 0; i < dml_rt_session_num_regions(sd); i++) {
+      CHECK_OK(dml_rt_session_region(sd, i, &br));
+      if (!strcmp(br.role, b ? "else" : "then")) break;
+    }
+    dml_rt_transfer_stats_t x0, x1;
+    dml_rt_session_transfer_stats(br.session, &x0);
     CHECK_OK(dml_rt_session_run(sd));
     same_nd("ctrl_mid", sd, sc, "y");
     same_nd("ctrl_mid", sd, sc, "z");
     region_ran(sd, dev, b ? "else" : "then", b ? "choose.else" : "choose.then", 1);
+    /* The branch's capture sq comes from forward's device arena and its
+     * result t goes back there, on the device (the round-trip form: sq
+     * up, t down through the host) */
+    dml_rt_session_transfer_stats(br.session, &x1);
+    CHECK(x1.to_device_count == x0.to_device_count);
+    CHECK(x1.to_host_count == x0.to_host_count);
+    CHECK(x1.on_device_count - x0.on_device_count == 2);
+    CHECK(x1.on_device_bytes - x0.on_device_bytes ==
+          (uint64_t)(g_rows * 8 * 4 + (b ? 1 : g_rows) * 8 * 4));
     region_ran(sd, dev, b ? "then" : "else", b ? "choose.then" : "choose.else", 0);
     if (g_stats) CHECK(g_region_launches == 1);
     dml_rt_session_release(sc);
