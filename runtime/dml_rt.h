@@ -467,7 +467,12 @@ typedef struct dml_rt_kernel_info {
  * region's function (dml_rt_session_device and dml_rt_session_num_kernels
  * of `session` say so; dml_rt_session_kernel_info lists its kernels'
  * last run), else with the CPU kernels (dml_rt_session_fallback of
- * `session` says why). Regions nest: `session` has regions of its own. */
+ * `session` says why). On the device it uses its caller's device and
+ * device copy of the weights (dml_rt_session_device_memory), and takes the
+ * captures the caller's kernels computed, and gives an If's results, on
+ * the device (dml_rt_session_transfer_stats of `session` counts them as
+ * on_device); docs/kernels.md "Control flow: the regions on the device".
+ * Regions nest: `session` has regions of its own. */
 typedef struct dml_rt_region_info {
   const char *node;                /* the If/Loop node's name (lent by the model) */
   const char *op;                  /* "If", "Loop" */

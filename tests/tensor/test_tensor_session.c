@@ -55,7 +55,12 @@
  * and the taken branch run as sessions on the device (dml_rt_session_region:
  * their device, kernels and runs), the outputs bit for bit as the CPU
  * session's, twice; on the mock the regions' kernels are emulated from their
- * arenas (forward's arena is the first launch's) and counted.
+ * arenas (forward's arena is the first launch's) and counted. The regions
+ * run on forward's device: the captures and the If's result cross on the
+ * device (the region sessions' transfer counts; forward's host entry
+ * stages cond alone), a Loop's carried values stay there between
+ * iterations, and ctrl_weight.onnx's branches use forward's one device
+ * copy of the weights (dml_rt_session_device_memory).
  */
 #include <dlfcn.h>
 #include <math.h>
