@@ -530,26 +530,83 @@ static void frag_text(char *buf, size_t cap, const char *st, const char *row,
  * neighbouring rows at one k, i.e. neighbouring output pixels of X). */
 #define H16_PAIRS (H16_BM * H16_BK / 2 / H16_THREADS)
 
-/* The device function dml_gather_x(ax, ih0, iw0, ok, kx): element (m, kx)
- * of the convolution's A, with ax the row's image X[n], (ih0, iw0) the
- * window's top-left corner (may be negative: padding) and ok = m < M; 0
- * outside the image and past K. */
+/* The gather table's largest K (two tables of u32: 48 KiB of the 64 KiB
+ * of constant memory) */
+#define H16_TAB_MAX 6144
+
+/* 1 when the convolution's gather reads its k decomposition from tables
+ * (below): K <= H16_TAB_MAX and the window's taps, pads and image within
+ * 15 bits. */
+static int gather_tables(const dml_kgemm_t *g) {
+  const dml_kconv_t *c = g->conv;
+  return g->k <= H16_TAB_MAX && (c->kh - 1) * c->dil[0] < 32768 &&
+         (c->kw - 1) * c->dil[1] < 32768 && c->H < 32768 && c->W < 32768 &&
+         c->pad[0] < 16384 && c->pad[1] < 16384 &&
+         c->C * c->H * c->W < ((int64_t)1 << 31);
+}
+
+/* The device function dml_gather_x(ax, ih0, iw0, abase, kx): element (m,
+ * kx) of the convolution's A, with ax the row's image X[n], (ih0, iw0) the
+ * window's top-left corner (negative in the padding; ih0 = -2^20 for a row
+ * past M) and abase = ih0 * W + iw0; 0 outside the image and past K. With
+ * tables (gather_tables), k = (c, i, j) is read, not divided out: per k,
+ * dml_ktap the tap (i * dil0) | (j * dil1) << 16 and dml_koff the offset
+ * c * H * W + i * dil0 * W + j * dil1, padded to a multiple of 32 entries
+ * with taps outside every image; a warp's 32 lanes read one k (constant
+ * memory broadcasts). Else the division form. The first line states the
+ * convolution (tests/cuda/conv_emu reads it). */
 static void emit_gather16_fn(dml_sb_t *b, const dml_kgemm_t *g) {
   const dml_kconv_t *c = g->conv;
+  dml_sb_printf(b,
+                "/* the implicit GEMM of Conv: C %lld H %lld W %lld kh %lld kw %lld OH "
+                "%lld OW %lld stride %lld %lld dilation %lld %lld pad %lld %lld */\n",
+                (long long)c->C, (long long)c->H, (long long)c->W, (long long)c->kh,
+                (long long)c->kw, (long long)c->OH, (long long)c->OW,
+                (long long)c->stride[0], (long long)c->stride[1], (long long)c->dil[0],
+                (long long)c->dil[1], (long long)c->pad[0], (long long)c->pad[1]);
+  if (!gather_tables(g)) {
+    dml_sb_printf(
+        b,
+        "DML_DEV unsigned short dml_gather_x(const unsigned short *__restrict__ ax, "
+        "int ih0, int iw0, int abase, unsigned kx) {\n"
+        "  (void)abase;\n"
+        "  const unsigned ci = kx / %lldu, q = kx %% %lldu, ki = q / %lldu, kj = q "
+        "%% %lldu;\n"
+        "  const int ih = ih0 + (int)(ki * %lldu), iw = iw0 + (int)(kj * %lldu);\n"
+        "  return kx < %lldu && (unsigned)ih < %lldu && (unsigned)iw < %lldu\n"
+        "             ? ax[(ci * %lldu + (unsigned)ih) * %lldu + (unsigned)iw]\n"
+        "             : (unsigned short)0;\n"
+        "}\n",
+        (long long)(c->kh * c->kw), (long long)(c->kh * c->kw), (long long)c->kw,
+        (long long)c->kw, (long long)c->dil[0], (long long)c->dil[1], (long long)g->k,
+        (long long)c->H, (long long)c->W, (long long)c->H, (long long)c->W);
+    return;
+  }
+  const int64_t n = (g->k + 31) / 32 * 32, khw = c->kh * c->kw;
+  for (int t = 0; t < 2; t++) {
+    dml_sb_printf(b, "static __attribute__((constant)) const unsigned %s[%lld] = {",
+                  t ? "dml_koff" : "dml_ktap", (long long)n);
+    for (int64_t k = 0; k < n; k++) {
+      const int64_t ci = k / khw, i = k % khw / c->kw, j = k % c->kw;
+      const int64_t di = i * c->dil[0], dj = j * c->dil[1];
+      uint32_t v = k >= g->k ? (t ? 0u : 0xffffffffu)
+                   : t       ? (uint32_t)(ci * c->H * c->W + di * c->W + dj)
+                             : (uint32_t)(di | dj << 16);
+      dml_sb_printf(b, "%s%s%uu", k ? "," : "", k % 16 ? "" : "\n  ", v);
+    }
+    dml_sb_printf(b, "};\n");
+  }
   dml_sb_printf(
       b,
       "DML_DEV unsigned short dml_gather_x(const unsigned short *__restrict__ ax, "
-      "int ih0, int iw0, int ok, unsigned kx) {\n"
-      "  const unsigned ci = kx / %lldu, q = kx %% %lldu, ki = q / %lldu, kj = q "
-      "%% %lldu;\n"
-      "  const int ih = ih0 + (int)(ki * %lldu), iw = iw0 + (int)(kj * %lldu);\n"
-      "  return ok && kx < %lldu && (unsigned)ih < %lldu && (unsigned)iw < %lldu\n"
-      "             ? ax[(ci * %lldu + (unsigned)ih) * %lldu + (unsigned)iw]\n"
+      "int ih0, int iw0, int abase, unsigned kx) {\n"
+      "  const unsigned tap = dml_ktap[kx];\n"
+      "  const int ih = ih0 + (int)(tap & 0xffffu), iw = iw0 + (int)(tap >> 16);\n"
+      "  return (unsigned)ih < %lldu && (unsigned)iw < %lldu\n"
+      "             ? ax[abase + (int)dml_koff[kx]]\n"
       "             : (unsigned short)0;\n"
       "}\n",
-      (long long)(c->kh * c->kw), (long long)(c->kh * c->kw), (long long)c->kw,
-      (long long)c->kw, (long long)c->dil[0], (long long)c->dil[1], (long long)g->k,
-      (long long)c->H, (long long)c->W, (long long)c->H, (long long)c->W);
+      (long long)c->H, (long long)c->W);
 }
 
 /* Loads this thread's pairs of step k0 into registers `reg`: of A (`a`)
@@ -563,8 +620,8 @@ static void emit_stage16_load(dml_sb_t *b, int a, const char *reg) {
   if (a)
     dml_sb_printf(
         b,
-        "        %s[i] = dml_pack16(dml_gather_x(ax, ih0, iw0, aok, kx),\n"
-        "                           dml_gather_x(ax, ih0, iw0, aok, kx + 1u));\n",
+        "        %s[i] = dml_pack16(dml_gather_x(ax, ih0, iw0, abase, kx),\n"
+        "                           dml_gather_x(ax, ih0, iw0, abase, kx + 1u));\n",
         reg);
   else
     dml_sb_printf(
@@ -682,13 +739,14 @@ dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
         "  const unsigned am = bm + (tid & 127u), an = am / %lldu, aq = am %% %lldu;\n"
         "  const int aok = am < M;\n"
         "  const unsigned short *__restrict__ ax = A + (aok ? an : 0u) * %lldu;\n"
-        "  const int ih0 = (int)((aq / %lldu) * %lldu) - %lld;\n"
+        "  const int ih0 = aok ? (int)((aq / %lldu) * %lldu) - %lld : -1048576;\n"
         "  const int iw0 = (int)((aq %% %lldu) * %lldu) - %lld;\n"
+        "  const int abase = (int)((unsigned)ih0 * %lldu + (unsigned)iw0);\n"
         "  unsigned ra[%d];\n",
         (long long)(c->OH * c->OW), (long long)(c->OH * c->OW),
         (long long)(c->C * c->H * c->W), (long long)c->OW, (long long)c->stride[0],
         (long long)c->pad[0], (long long)c->OW, (long long)c->stride[1],
-        (long long)c->pad[1], H16_PAIRS);
+        (long long)c->pad[1], (long long)c->W, H16_PAIRS);
   }
   if (!bvec)
     snprintf(

@@ -10,8 +10,8 @@
  * epilogue; a 1x1 conv over two 128-column halves; channels and K = C * kh
  * * kw off the 32-deep step and the 128 x 128 tile, K off a multiple of 8
  * (W's rows not 16-byte aligned: 2-byte loads of B); a symbolic batch over
- * several 128-row tiles. (A BatchNormalization after a conv of constant
- * weights is folded into them: the bias case.) */
+ * several 128-row tiles; K = 6336 past the gather tables' 6144. (A BatchNormalization
+ * after a conv of constant weights is folded into them: the bias case.) */
 #ifndef DML_CONV_TC_CASES_H_
 #define DML_CONV_TC_CASES_H_
 
@@ -55,6 +55,10 @@ static const conv_tc_case_t conv_tc_cases[] = {
      "  %c = Conv(%x, %w, %b) {pads = [1, 1, 1, 1]} : f16[batch,48,12,12]\n"
      "  %s = Sigmoid(%c) : f16[batch,48,12,12]\n  return %s\n}\n",
      0, 1},
+    {"3x3 pad 1, C 704 -> 16 (K 6336: k divided out, no gather tables), 4x4, f16",
+     "func @forward(%x: f16[1,704,4,4], %w: f16[16,704,3,3]) -> (f16[1,16,4,4]) {\n"
+     "  %c = Conv(%x, %w) {pads = [1, 1, 1, 1]} : f16[1,16,4,4]\n  return %c\n}\n",
+     0, 1},
 };
 #define CONV_TC_N_CASES (sizeof conv_tc_cases / sizeof conv_tc_cases[0])
 
@@ -70,8 +74,8 @@ static const conv_tc_case_t conv_tc_cases[] = {
  * round the sum to the dtype once, as the direct kernel: one step where
  * the sums straddle a rounding boundary, which the epilogue's next op (the
  * residual Add) may carry into a second rounding; and a margin for the
- * f32 sums' order (K <= 360 products of |x w| < 4). A wrong fragment layout, gather index or
- * tile edge gives errors of the order of |y| (hundreds of steps). */
+ * f32 sums' order (K <= 6336 products of |x w| < 4). A wrong fragment layout, gather
+ * index or tile edge gives errors of the order of |y| (hundreds of steps). */
 #define CONV_TC_STEPS 4.0
 
 #endif /* DML_CONV_TC_CASES_H_ */

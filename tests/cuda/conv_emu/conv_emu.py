@@ -7,7 +7,8 @@ kernel's CUDA C saved), then each whole source (prelude, epilogue, main
 loop) is converted to host C++ (kernel.inc: the inline-asm helpers left
 out for emu.cc's, the PTX special registers, barrier and approximate
 exp2/log2 renamed; params.h: the kernel's names, dynamic shared memory,
-M / N / K and the convolution's geometry read back from the source),
+M / N / K and the convolution (the comment line the gather starts with)
+read back from the source),
 compiled with emu.cc and run (emu.cc: threads as coroutines, cp.async
 groups, mma.sync per warp; checked against a double reference of the
 convolution through the kernel's own epilogue). No GPU needed; clang-16
@@ -84,15 +85,14 @@ def convert(src, out):
     P["A_W"] = int(P["A_BUF"] == "weights")
     P["B_W"] = int(P["B_BUF"] == "weights")
     del P["A_BUF"], P["B_BUF"]
-    # the convolution's geometry as the gather renders it
-    (P["KHW"], _, P["KW"], _, P["DH"], P["DW"], _, P["H"], P["W"]) = num(
-        r"ci = kx / (\d+)u, q = kx % (\d+)u, ki = q / (\d+)u, kj = q % (\d+)u;\n"
-        r"  const int ih = ih0 \+ \(int\)\(ki \* (\d+)u\), iw = iw0 \+ \(int\)\(kj \* (\d+)u\);\n"
-        r"  return ok && kx < (\d+)u && \(unsigned\)ih < (\d+)u && \(unsigned\)iw < (\d+)u")
-    P["OHW"], _ = num(r"an = am / (\d+)u, aq = am % (\d+)u;")
-    P["CHW"], = num(r"ax = A \+ \(aok \? an : 0u\) \* (\d+)u;")
-    P["OW"], P["SH"], P["PH"] = num(r"ih0 = \(int\)\(\(aq / (\d+)u\) \* (\d+)u\) - (-?\d+);")
-    _, P["SW"], P["PW"] = num(r"iw0 = \(int\)\(\(aq % (\d+)u\) \* (\d+)u\) - (-?\d+);")
+    # the convolution the kernel computes, as its source states it
+    g = num(r"/\* the implicit GEMM of Conv: C (\d+) H (\d+) W (\d+) kh (\d+) kw (\d+) "
+            r"OH (\d+) OW (\d+) stride (\d+) (\d+) dilation (\d+) (\d+) pad (\d+) "
+            r"(\d+) \*/")
+    for k, v in zip(["C", "H", "W", "KH", "KW", "OH", "OW", "SH", "SW", "DH", "DW", "PH",
+                     "PW"], g):
+        P[k] = v
+    P["TABLES"] = int("dml_ktap[kx]" in src)
     P["BVEC"] = int("dml_cp16h(Bs_s" in src)
     with open(os.path.join(out, "params.h"), "w") as f:
         for k, v in P.items():
@@ -139,9 +139,10 @@ def main():
             print(c.stdout + c.stderr)
             return 1
         e = subprocess.run([exe], capture_output=True, text=True, timeout=600)
-        what = "%s M %s N %s K %s, B %s" % ("bf16" if P["BF16"] else "f16", P["M_EXPR"],
-                                            P["N"], P["K"],
-                                            "16-byte cp.async" if P["BVEC"] else "2-byte loads")
+        what = "%s M %s N %s K %s, A %s, B %s" % (
+            "bf16" if P["BF16"] else "f16", P["M_EXPR"], P["N"], P["K"],
+            "tables" if P["TABLES"] else "divisions",
+            "16-byte cp.async" if P["BVEC"] else "2-byte loads")
         print("%s (%s): %s" % (wrote[i], what, (e.stdout + e.stderr).strip()))
         failed += e.returncode != 0
     print("conv_emu: %d of %d kernels beyond the bound" % (failed, len(srcs)))

@@ -236,7 +236,9 @@ int main(void) {
   dml_syms_t pc;
   for (int i = 0; i < DML_NSYM; i++) pc.sym[i] = 3;
   const unsigned M = P_M_EXPR, N = P_N, K = P_K;
-  const unsigned long long a_end = P_A_OFF + (unsigned long long)(M / P_OHW) * P_CHW,
+  const unsigned OHW = P_OH * P_OW, CHW = P_C * P_H * P_W, KHW = P_KH * P_KW;
+  if (K != P_C * KHW || M % OHW) fault("M or K not the convolution's", K);
+  const unsigned long long a_end = P_A_OFF + (unsigned long long)(M / OHW) * CHW,
                            b_end = P_B_OFF + (unsigned long long)N * K;
   if (a_end > WORDS || b_end > WORDS) fault("the operands past the emulated buffers", 0);
   /* arena and weights, 256-byte aligned, then their reference copies,
@@ -281,16 +283,15 @@ int main(void) {
   const uint16_t *X = (const uint16_t *)(P_A_W ? r_weights : r_arena) + P_A_OFF;
   const uint16_t *Wt = (const uint16_t *)(P_B_W ? r_weights : r_arena) + P_B_OFF;
   for (unsigned m = 0; m < M; m++) {
-    const unsigned n_img = m / P_OHW, q = m % P_OHW, oh = q / P_OW, ow = q % P_OW;
+    const unsigned n_img = m / OHW, q = m % OHW, oh = q / P_OW, ow = q % P_OW;
     for (unsigned n = 0; n < N; n++) {
       double s = 0;
       for (unsigned k = 0; k < K; k++) {
-        const unsigned c = k / P_KHW, i = k % P_KHW / P_KW, j = k % P_KW;
+        const unsigned c = k / KHW, i = k % KHW / P_KW, j = k % P_KW;
         const long ih = (long)oh * P_SH - P_PH + (long)i * P_DH,
                    iw = (long)ow * P_SW - P_PW + (long)j * P_DW;
         if (ih < 0 || ih >= P_H || iw < 0 || iw >= P_W) continue;
-        s += (double)h2f(
-                 X[(unsigned long long)n_img * P_CHW + (c * P_H + ih) * P_W + iw]) *
+        s += (double)h2f(X[(unsigned long long)n_img * CHW + (c * P_H + ih) * P_W + iw]) *
              h2f(Wt[(unsigned long long)n * K + k]);
       }
       P_EPILOGUE(r_arena, r_weights, pc, n, m, (float)s);
