@@ -70,7 +70,8 @@ void dml_cuda_typed_views(dml_sb_t *b, const dml_kernel_t *k);
 int dml_codegen_cuda_mma16_applies(const dml_kernel_t *k);
 
 /* The workgroup size and grid of the f16/bf16 form of `k`: 256 threads,
- * one block per 128 x 256 tile of C (as dml_codegen_cuda_mma_geometry). */
+ * one block per 128 x 256 tile of C for a GEMM (as
+ * dml_codegen_cuda_mma_geometry), per 128 x 128 tile for a convolution. */
 void dml_codegen_cuda_mma16_geometry(const dml_kernel_t *k, uint32_t local[3],
                                      dml_klin_t items[3]);
 

@@ -448,12 +448,20 @@ int dml_codegen_cuda_mma16_applies(const dml_kernel_t *k) {
   return (g->ta ? m8 : g->k % 8 == 0) && b_vec16(g);
 }
 
+/* The 128-column halves of C one block computes: two for a GEMM (the
+ * wgmma form's 128 x 256 geometry, which the same package entry carries),
+ * one for a convolution (no wgmma image: twice the blocks, each half as
+ * long, which a small batch's few row tiles need). */
+static int h16_halves(const dml_kgemm_t *g) {
+  return g->conv ? 1 : 2;
+}
+
 void dml_codegen_cuda_mma16_geometry(const dml_kernel_t *k, uint32_t local[3],
                                      dml_klin_t items[3]) {
   const dml_kgemm_t *g = k->gemm;
+  const int64_t bn = h16_halves(g) * H16_BN;
   local[0] = H16_THREADS, local[1] = 1, local[2] = 1;
-  items[0] =
-      (dml_klin_t){0, -1, ((g->n + 2 * H16_BN - 1) / (2 * H16_BN)) * H16_THREADS, 0};
+  items[0] = (dml_klin_t){0, -1, ((g->n + bn - 1) / bn) * H16_THREADS, 0};
   if (g->m.sym < 0)
     items[1] = (dml_klin_t){0, -1, (g->m.c + g->m.c0 + H16_BM - 1) / H16_BM, 0};
   else
@@ -770,8 +778,8 @@ dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
                 "  const unsigned As_s = dml_smem16(As), Bs_s = dml_smem16(Bs);\n"
                 "  (void)As_s, (void)Bs_s;\n"
                 "%s"
-                "  /* the block's 128 x 256 tile as two 128 x 128 halves */\n"
-                "  for (unsigned half = 0; half < 2u; half++) {\n"
+                "  /* the block's tile as %d 128 x 128 half(s), one after the other */\n"
+                "  for (unsigned half = 0; half < %du; half++) {\n"
                 "  const unsigned bn = bn0 + half * %du;\n"
                 "  if (bn >= N) break;\n"
                 "  /* every thread is past the first half's reads of the ring */\n"
@@ -790,9 +798,9 @@ dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
                 "  for (unsigned s = 0; s < %du; s++) {\n"
                 "    if (s < nk) {\n"
                 "      const unsigned k0 = s * %du;\n",
-                2 * H16_BN, H16_BM, H16_STAGES, a_stage, H16_STAGES, b_stage,
-                H16_STAGES * a_stage, a_decl, H16_BN, b_decl, H16_BK - 1, H16_BK,
-                H16_STAGES - 1, H16_STAGES - 1, H16_BK);
+                h16_halves(g) * H16_BN, H16_BM, H16_STAGES, a_stage, H16_STAGES, b_stage,
+                H16_STAGES * a_stage, a_decl, h16_halves(g), h16_halves(g), H16_BN,
+                b_decl, H16_BK - 1, H16_BK, H16_STAGES - 1, H16_STAGES - 1, H16_BK);
   if (conv) {
     emit_stage16_load(&b, 1, "ra");
     emit_stage16_store(&b, "ra", 0, a_stage, ta.stride, "s");

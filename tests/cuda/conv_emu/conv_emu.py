@@ -78,6 +78,7 @@ def convert(src, out):
                        r"(\w+)\(")
     P["EPILOGUE"], = num(r"DML_DEV void (\w+_epilogue)\(")
     P["SMEM"], = num(r"_dynamic_smem = (\d+)u;")
+    P["BLOCK_N"], = num(r"bn0 = __nvvm_read_ptx_sreg_ctaid_x\(\) \* (\d+)u;")
     P["M_EXPR"], P["N"], P["K"] = num(r"const unsigned M = ([^,]+), N = (\d+)u, K = (\d+)u;")
     P["A_BUF"], P["A_OFF"] = num(r"ned short \*\)(arena|weights) \+ (\d+)u;\n"
                                  r"  const unsigned short \*__restrict__ B")

@@ -252,7 +252,7 @@ int main(void) {
   float *r_arena = (float *)(mem + 2ull * WORDS),
         *r_weights = (float *)(mem + 3ull * WORDS);
   stacks = (char *)malloc((size_t)NT * 65536);
-  const unsigned gx = (N + 255) / 256, gy = (M + 127) / 128;
+  const unsigned gx = (N + P_BLOCK_N - 1) / P_BLOCK_N, gy = (M + 127) / 128;
   for (cy = 0; cy < gy; cy++)
     for (cx = 0; cx < gx; cx++) {
       for (int t = 0; t < NT; t++) {
