@@ -355,9 +355,9 @@ const char *dml_kernel_kind_name(dml_kernel_kind_t k);
 
 /* What a renderer with its own GEMM main loop (CUDA's tensor-core form,
  * codegen/cuda/cuda_mma.c) needs of a GEMM kernel: C[M, N] = op(A) op(B)
- * with op(A) [M, K], op(B) [K, N], both f32 and row-major in their
- * buffers, then `epilogue` for one element. The epilogue reads the product
- * (alpha not applied) from register `acc_reg` and the element's row and
+ * with op(A) [M, K], op(B) [K, N], both of dtype `dtype` (f32, f16 or
+ * bf16) and row-major in their buffers, then `epilogue` for one element. The epilogue
+ * reads the product (alpha not applied) from register `acc_reg` and the element's row and
  * column from DML_KVAR_GID_Y and DML_KVAR_GID_X; it checks row < M and
  * col < N itself, applies alpha, beta * C and the fused elementwise chain
  * and stores; it uses registers 0 .. n_regs - 1.
@@ -383,7 +383,7 @@ typedef struct dml_kgemm {
   uint32_t acc_reg, n_regs;
   const struct dml_kstmt *epilogue;
   const dml_kconv_t *conv; /* NULL for Gemm/MatMul */
-  dml_kdtype_t dtype;      /* of A and B: f32, or f16/bf16 (Gemm/MatMul only) */
+  dml_kdtype_t dtype;      /* of A and B (X and W): f32, f16 or bf16 */
 } dml_kgemm_t;
 
 /* What a renderer with its own attention main loop (CUDA's tensor-core

@@ -910,9 +910,11 @@ void dml_ksched_emit_conv_group(sched_t *s, const group_t *G, const win_shape_t 
   const int64_t esz = (int64_t)dml_dtype_size(ws->x->type.dtype);
   if (type_numel(&ws->x->type, &xl)) lin_add(&K->bytes, xl, esz);
   lin_add(&K->bytes, (dml_klin_t){ws->M * cg * ws->kh * ws->kw, -1, 0, 0}, esz);
-  /* the implicit-GEMM record is f32 only (CUDA's TF32 form); f16/bf16
-   * convolutions keep the direct kernel */
-  if (ws->group == 1 && !ws->sym_sp && kdt(ws->x) == DML_KT_F32 && !coop)
+  /* the implicit-GEMM record: f32 (CUDA's TF32 form) and f16/bf16 (its
+   * f16/bf16 tensor-core form), X and W of one dtype */
+  const dml_kdtype_t xdt = kdt(ws->x);
+  if (ws->group == 1 && !ws->sym_sp && !coop && kdt(ws->w) == xdt &&
+      (xdt == DML_KT_F32 || xdt == DML_KT_F16 || xdt == DML_KT_BF16))
     attach_conv(s, K, G, ws);
 }
 
@@ -949,11 +951,12 @@ static void attach_conv(sched_t *s, dml_kernel_t *K, const group_t *G,
   const dml_kidx_t *yc[DML_MAX_RANK];
   coords_of(s, G->out, flat, yc);
   const dml_kval_t *r = dml_kv_reg(p, acc);
-  if (ws->b)
-    r = dml_kv_fn(p, DML_KF_ADD, r, dml_kv_load(p, buf_of(ws->b), at(s, ws->b, col)));
+  if (ws->b) r = dml_kv_fn(p, DML_KF_ADD, r, load_f32(s, ws->b, at(s, ws->b, col)));
   dml_kblock_t epi = {0};
   K->n_regs = acc + 1;
-  dml_ksched_emit_chain(s, K, G, &epi, r, yc, flat);
+  /* as the direct kernel: the f32 sum rounded once to Y's dtype, then the
+   * chain */
+  dml_ksched_emit_chain(s, K, G, &epi, win_result(s, ws, r), yc, flat);
   dml_klin_t rows = ws->n;
   rows.c *= ohw;
   rows.c0 *= ohw;
@@ -966,9 +969,9 @@ static void attach_conv(sched_t *s, dml_kernel_t *K, const group_t *G,
   K->n_regs = n_regs;
   m->a_buf = buf_of(ws->x);
   m->b_buf = buf_of(ws->w);
-  m->dtype = DML_KT_F32;
-  m->a_off = (int64_t)(ws->x->offset / 4);
-  m->b_off = (int64_t)(ws->w->offset / 4);
+  m->dtype = kdt(ws->x);
+  m->a_off = (int64_t)(ws->x->offset / dml_kdtype_size(m->dtype));
+  m->b_off = (int64_t)(ws->w->offset / dml_kdtype_size(m->dtype));
   m->ta = 0;
   m->tb = 1;
   m->m = rows;

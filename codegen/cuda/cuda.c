@@ -786,7 +786,8 @@ dml_status_t dml_codegen_cuda_section_fb(const dml_pkg_graph_t *g, const uint8_t
       dml_kpkg_kernel_t *o = &fn->kernels[i];
       /* TF32 tensor cores (sm_80+) replace the GEMM main loop when allowed */
       int mma = allow_tf32 && ptx_sm >= 80 && dml_codegen_cuda_mma_applies(K);
-      /* f16/bf16 GEMMs: tensor cores always (sm_80+; f32 accumulation) */
+      /* f16/bf16 GEMMs and implicit-GEMM convolutions: tensor cores always
+       * (sm_80+; f32 accumulation) */
       int h16 = !mma && ptx_sm >= 80 && dml_codegen_cuda_mma16_applies(K);
       /* fused f16/bf16 attention: tensor cores (sm_80+; cuda_attn.c) */
       int fa = !mma && !h16 && ptx_sm >= 80 && dml_codegen_cuda_attn_applies(K);

@@ -14,8 +14,9 @@
 const dml_cdialect_t *dml_cuda_dialect(void);
 const char *dml_cuda_prelude(void);
 
-/* 1 when kernel `k` has a tensor-core form: a GEMM kernel with its product
- * described (dml_kgemm_t) and an f32-only epilogue. */
+/* 1 when kernel `k` has the TF32 tensor-core form: an f32 GEMM or
+ * implicit-GEMM convolution (C * kh * kw >= 64) kernel with its product
+ * described (dml_kgemm_t) and no random bits in its epilogue. */
 int dml_codegen_cuda_mma_applies(const dml_kernel_t *k);
 
 /* The launch geometry of the tensor-core forms (mma.sync and wgmma alike):
@@ -61,18 +62,22 @@ void dml_cuda_typed_helpers(dml_sb_t *b, const dml_kernel_t *k);
  * reads or writes (e.g. `unsigned short *arena_u16`), appended to `b`. */
 void dml_cuda_typed_views(dml_sb_t *b, const dml_kernel_t *k);
 
-/* 1 when GEMM kernel `k` has the f16/bf16 tensor-core form: a Gemm/MatMul
- * of f16 or bf16 operands with a recorded product (dml_kgemm_t) whose
- * operands' rows are 16-byte aligned (see cuda_mma.c). */
+/* 1 when kernel `k` has the f16/bf16 tensor-core form: a Gemm/MatMul of
+ * f16 or bf16 operands with a recorded product (dml_kgemm_t) whose
+ * operands' rows are 16-byte aligned, or an f16/bf16 implicit-GEMM
+ * convolution (dml_kconv_t: group 1, static spatial dims) with C * kh * kw
+ * >= 64, any alignment (see cuda_mma.c). */
 int dml_codegen_cuda_mma16_applies(const dml_kernel_t *k);
 
 /* The workgroup size and grid of the f16/bf16 form of `k`: 256 threads,
- * one block per 128 x 256 tile of C (as dml_codegen_cuda_mma_geometry). */
+ * one block per 128 x 256 tile of C for a GEMM (as
+ * dml_codegen_cuda_mma_geometry), per 128 x 128 tile for a convolution. */
 void dml_codegen_cuda_mma16_geometry(const dml_kernel_t *k, uint32_t local[3],
                                      dml_klin_t items[3]);
 
 /* CUDA C of the f16/bf16 tensor-core form of `k` (kernel `<name>_mma_f16`
- * or `_mma_bf16`); INVALID_ARGUMENT when it does not apply, RESOURCE_EXHAUSTED
+ * or `_mma_bf16`; a convolution's first line says "implicit-GEMM conv");
+ * INVALID_ARGUMENT when it does not apply, RESOURCE_EXHAUSTED
  * out of memory. The caller free()s *out_text. */
 dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
                                     char **out_text);

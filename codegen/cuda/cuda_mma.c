@@ -46,8 +46,9 @@ int dml_codegen_cuda_mma_applies(const dml_kernel_t *k) {
    * its direct form was faster on the H200 (bench/RESULTS.md) */
   return (k->kind == DML_KK_GEMM ||
           (k->kind == DML_KK_CONV && g && g->conv && g->k >= 64)) &&
-         g && g->epilogue && g->n >= 1 && g->k >= 1 && g->n <= (1 << 30) &&
-         g->k <= (1 << 30) && !(dml_kernel_views(k) & DML_KVIEW_RAND);
+         g && g->dtype == DML_KT_F32 && g->epilogue && g->n >= 1 && g->k >= 1 &&
+         g->n <= (1 << 30) && g->k <= (1 << 30) &&
+         !(dml_kernel_views(k) & DML_KVIEW_RAND);
 }
 
 void dml_codegen_cuda_mma_geometry(const dml_kernel_t *k, uint32_t local[3],
@@ -409,7 +410,12 @@ dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
  * 2t + 8..); B b0 (k = 2t..2t+1, n = g), b1 (k = 2t + 8.., n = g); each
  * register two 16-bit elements, the lower k in the low half; C as for
  * m16n8k8. A row-major A and a transposed B ([N, K]) give a register in
- * one 32-bit shared load; the other layouts pack two 16-bit loads. */
+ * one 32-bit shared load; the other layouts pack two 16-bit loads.
+ * Implicit-GEMM convolutions (dml_kconv_t, f16/bf16 X and W) take the same
+ * main loop with A [M, K] gathered from X and B = W [N, K], both staged
+ * through registers 2 bytes at a time where cp.async cannot copy them
+ * (emit_stage16_load below: A always, W where its rows are not 16-byte
+ * aligned). */
 
 #define H16_BM 128
 #define H16_BN 128
@@ -418,24 +424,44 @@ dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
 #define H16_STAGES 3
 #define H16_PAD 8 /* halves of padding per stored row of a tile */
 
+/* 1 when B's tile takes 16-byte cp.asyncs: every stored row of B and its
+ * base 16-byte aligned (row lengths and offset multiples of 8 halves) */
+static int b_vec16(const dml_kgemm_t *g) {
+  return g->b_off % 8 == 0 && (g->tb ? g->k % 8 == 0 : g->n % 8 == 0);
+}
+
 int dml_codegen_cuda_mma16_applies(const dml_kernel_t *k) {
   const dml_kgemm_t *g = k->gemm;
-  if (k->kind != DML_KK_GEMM || !g || g->conv || !g->epilogue) return 0;
+  if (!g || !g->epilogue) return 0;
   if (g->dtype != DML_KT_F16 && g->dtype != DML_KT_BF16) return 0;
   /* random bits in the epilogue (training Dropout) keep the plain form */
   if (dml_kernel_views(k) & DML_KVIEW_RAND) return 0;
   if (g->n < 1 || g->k < 1 || g->n > (1 << 30) || g->k > (1 << 30)) return 0;
-  if (g->m.c < 0 || g->m.c0 < 0 || g->a_off % 8 || g->b_off % 8) return 0;
+  if (g->m.c < 0 || g->m.c0 < 0) return 0;
+  /* an implicit-GEMM convolution (group 1, static spatial dims: the record
+   * exists only then) with at least 64 products per output, as the TF32
+   * form; A is gathered 2 bytes at a time, B (the weights [N, K]) by 16-byte
+   * cp.asyncs where aligned, else 2 bytes at a time */
+  if (k->kind == DML_KK_CONV) return g->conv && g->k >= 64 && g->tb && !g->ta;
+  if (k->kind != DML_KK_GEMM || g->conv || g->a_off % 8) return 0;
   int m8 = g->m.c % 8 == 0 && g->m.c0 % 8 == 0;
-  return (g->ta ? m8 : g->k % 8 == 0) && (g->tb ? g->k % 8 == 0 : g->n % 8 == 0);
+  return (g->ta ? m8 : g->k % 8 == 0) && b_vec16(g);
+}
+
+/* The 128-column halves of C one block computes: two for a GEMM (the
+ * wgmma form's 128 x 256 geometry, which the same package entry carries),
+ * one for a convolution (no wgmma image: twice the blocks, each half as
+ * long, which a small batch's few row tiles need). */
+static int h16_halves(const dml_kgemm_t *g) {
+  return g->conv ? 1 : 2;
 }
 
 void dml_codegen_cuda_mma16_geometry(const dml_kernel_t *k, uint32_t local[3],
                                      dml_klin_t items[3]) {
   const dml_kgemm_t *g = k->gemm;
+  const int64_t bn = h16_halves(g) * H16_BN;
   local[0] = H16_THREADS, local[1] = 1, local[2] = 1;
-  items[0] =
-      (dml_klin_t){0, -1, ((g->n + 2 * H16_BN - 1) / (2 * H16_BN)) * H16_THREADS, 0};
+  items[0] = (dml_klin_t){0, -1, ((g->n + bn - 1) / bn) * H16_THREADS, 0};
   if (g->m.sym < 0)
     items[1] = (dml_klin_t){0, -1, (g->m.c + g->m.c0 + H16_BM - 1) / H16_BM, 0};
   else
@@ -501,6 +527,133 @@ static void frag_text(char *buf, size_t cap, const char *st, const char *row,
              st, row, stride, col, st, row, stride, col);
 }
 
+/* Register-staged tiles (the implicit-GEMM convolution's A always, its B
+ * where W's rows are not 16-byte aligned): 2-byte elements have no
+ * cp.async (4 bytes is its least size, and a gathered pair of X is neither
+ * contiguous nor aligned in general), so each thread loads its 8 pairs of
+ * 16-bit words of step s into registers before the step-kt mma and stores
+ * them (one 32-bit shared store a pair) after it, into the stage step kt - 1
+ * used. Thread tid takes tile row tid % 128 (A: m, the output pixel; B: n,
+ * the output channel) and the k pairs tid / 128 + 2i, i < 8 (a warp: 32
+ * neighbouring rows at one k, i.e. neighbouring output pixels of X). */
+#define H16_PAIRS (H16_BM * H16_BK / 2 / H16_THREADS)
+
+/* The gather table's largest K (two tables of u32: 48 KiB of the 64 KiB
+ * of constant memory) */
+#define H16_TAB_MAX 6144
+
+/* 1 when the convolution's gather reads its k decomposition from tables
+ * (below): K <= H16_TAB_MAX and the window's taps, pads and image within
+ * 15 bits. */
+static int gather_tables(const dml_kgemm_t *g) {
+  const dml_kconv_t *c = g->conv;
+  return g->k <= H16_TAB_MAX && (c->kh - 1) * c->dil[0] < 32768 &&
+         (c->kw - 1) * c->dil[1] < 32768 && c->H < 32768 && c->W < 32768 &&
+         c->pad[0] < 16384 && c->pad[1] < 16384 &&
+         c->C * c->H * c->W < ((int64_t)1 << 31);
+}
+
+/* The device function dml_gather_x(ax, ih0, iw0, abase, kx): element (m,
+ * kx) of the convolution's A, with ax the row's image X[n], (ih0, iw0) the
+ * window's top-left corner (negative in the padding; ih0 = -2^20 for a row
+ * past M) and abase = ih0 * W + iw0; 0 outside the image and past K. With
+ * tables (gather_tables), k = (c, i, j) is read, not divided out: per k,
+ * dml_ktap the tap (i * dil0) | (j * dil1) << 16 and dml_koff the offset
+ * c * H * W + i * dil0 * W + j * dil1, padded to a multiple of 32 entries
+ * with taps outside every image; a warp's 32 lanes read one k (constant
+ * memory broadcasts). Else the division form. The first line states the
+ * convolution (tests/cuda/conv_emu reads it). */
+static void emit_gather16_fn(dml_sb_t *b, const dml_kgemm_t *g) {
+  const dml_kconv_t *c = g->conv;
+  dml_sb_printf(b,
+                "/* the implicit GEMM of Conv: C %lld H %lld W %lld kh %lld kw %lld OH "
+                "%lld OW %lld stride %lld %lld dilation %lld %lld pad %lld %lld */\n",
+                (long long)c->C, (long long)c->H, (long long)c->W, (long long)c->kh,
+                (long long)c->kw, (long long)c->OH, (long long)c->OW,
+                (long long)c->stride[0], (long long)c->stride[1], (long long)c->dil[0],
+                (long long)c->dil[1], (long long)c->pad[0], (long long)c->pad[1]);
+  if (!gather_tables(g)) {
+    dml_sb_printf(
+        b,
+        "DML_DEV unsigned short dml_gather_x(const unsigned short *__restrict__ ax, "
+        "int ih0, int iw0, int abase, unsigned kx) {\n"
+        "  (void)abase;\n"
+        "  const unsigned ci = kx / %lldu, q = kx %% %lldu, ki = q / %lldu, kj = q "
+        "%% %lldu;\n"
+        "  const int ih = ih0 + (int)(ki * %lldu), iw = iw0 + (int)(kj * %lldu);\n"
+        "  return kx < %lldu && (unsigned)ih < %lldu && (unsigned)iw < %lldu\n"
+        "             ? ax[(ci * %lldu + (unsigned)ih) * %lldu + (unsigned)iw]\n"
+        "             : (unsigned short)0;\n"
+        "}\n",
+        (long long)(c->kh * c->kw), (long long)(c->kh * c->kw), (long long)c->kw,
+        (long long)c->kw, (long long)c->dil[0], (long long)c->dil[1], (long long)g->k,
+        (long long)c->H, (long long)c->W, (long long)c->H, (long long)c->W);
+    return;
+  }
+  const int64_t n = (g->k + 31) / 32 * 32, khw = c->kh * c->kw;
+  for (int t = 0; t < 2; t++) {
+    dml_sb_printf(b, "static __attribute__((constant)) const unsigned %s[%lld] = {",
+                  t ? "dml_koff" : "dml_ktap", (long long)n);
+    for (int64_t k = 0; k < n; k++) {
+      const int64_t ci = k / khw, i = k % khw / c->kw, j = k % c->kw;
+      const int64_t di = i * c->dil[0], dj = j * c->dil[1];
+      uint32_t v = k >= g->k ? (t ? 0u : 0xffffffffu)
+                   : t       ? (uint32_t)(ci * c->H * c->W + di * c->W + dj)
+                             : (uint32_t)(di | dj << 16);
+      dml_sb_printf(b, "%s%s%uu", k ? "," : "", k % 16 ? "" : "\n  ", v);
+    }
+    dml_sb_printf(b, "};\n");
+  }
+  dml_sb_printf(
+      b,
+      "DML_DEV unsigned short dml_gather_x(const unsigned short *__restrict__ ax, "
+      "int ih0, int iw0, int abase, unsigned kx) {\n"
+      "  const unsigned tap = dml_ktap[kx];\n"
+      "  const int ih = ih0 + (int)(tap & 0xffffu), iw = iw0 + (int)(tap >> 16);\n"
+      "  return (unsigned)ih < %lldu && (unsigned)iw < %lldu\n"
+      "             ? ax[abase + (int)dml_koff[kx]]\n"
+      "             : (unsigned short)0;\n"
+      "}\n",
+      (long long)c->H, (long long)c->W);
+}
+
+/* Loads this thread's pairs of step k0 into registers `reg`: of A (`a`)
+ * gathered from X, else of B from the weights row bw (bok: the row < N). */
+static void emit_stage16_load(dml_sb_t *b, int a, const char *reg) {
+  dml_sb_printf(b,
+                "#pragma unroll\n"
+                "      for (int i = 0; i < %d; i++) {\n"
+                "        const unsigned kx = k0 + 2u * ((tid >> 7) + 2u * i);\n",
+                H16_PAIRS);
+  if (a)
+    dml_sb_printf(
+        b,
+        "        %s[i] = dml_pack16(dml_gather_x(ax, ih0, iw0, abase, kx),\n"
+        "                           dml_gather_x(ax, ih0, iw0, abase, kx + 1u));\n",
+        reg);
+  else
+    dml_sb_printf(
+        b,
+        "        %s[i] = dml_pack16(bok && kx < K ? bw[kx] : (unsigned short)0,\n"
+        "                           bok && kx + 1u < K ? bw[kx + 1u] : (unsigned "
+        "short)0);\n",
+        reg);
+  dml_sb_printf(b, "      }\n");
+}
+
+/* Stores registers `reg` into stage `stage` of the tile at 32-bit word
+ * `base` of the dynamic shared memory (rows of `stride` halves). */
+static void emit_stage16_store(dml_sb_t *b, const char *reg, uint32_t base,
+                               uint32_t stage_halves, int stride, const char *stage) {
+  dml_sb_printf(
+      b,
+      "#pragma unroll\n"
+      "      for (int i = 0; i < %d; i++)\n"
+      "        dml_dsmem[%uu + ((%s) * %uu + (tid & 127u) * %du) / 2u + (tid >> 7) + "
+      "2u * i] = %s[i];\n",
+      H16_PAIRS, base, stage, stage_halves, stride, reg);
+}
+
 dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
                                     char **out_text) {
   if (!dml_codegen_cuda_mma16_applies(k))
@@ -511,8 +664,10 @@ dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
   char name[80];
   snprintf(name, sizeof name, "%.20s_mma_%s", k->name, ty); /* as cuda.c names it */
   dml_sb_t b = {0};
-  dml_sb_printf(&b, "// dmlc kernel %s (gemm, %s tensor cores)\n#define DML_NSYM %u\n%s",
-                name, ty, n_symbols ? n_symbols : 1, dml_cuda_prelude());
+  const int conv = g->conv != NULL, bvec = b_vec16(g);
+  dml_sb_printf(&b, "// dmlc kernel %s (%s, %s tensor cores)\n#define DML_NSYM %u\n%s",
+                name, conv ? "implicit-GEMM conv" : "gemm", ty, n_symbols ? n_symbols : 1,
+                dml_cuda_prelude());
   /* the epilogue: one element of C, the f32 product in register acc_reg,
    * with the plain kernel's typed registers and views */
   dml_cuda_tc_epilogue(&b, k, 0);
@@ -530,6 +685,7 @@ dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
       "\"r\"(b[1]));\n"
       "}\n",
       ty, ty);
+  if (conv) emit_gather16_fn(&b, g);
   char m[96];
   lin_text(m, sizeof m, g->m);
   /* A is [M, K] (tile 128 x 32 from (bm, k0)) or stored [K, M] (32 x 128
@@ -581,6 +737,33 @@ dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
                 "  const unsigned short *__restrict__ B = (const unsigned short *)%s + "
                 "%lldu;\n",
                 g->b_buf == DML_KBUF_WEIGHTS ? "weights" : "arena", (long long)g->b_off);
+  /* register-staged tiles: the thread's row of A (its pixel of X and
+   * window corner) and of B (a row of W), and the registers of a step */
+  char a_decl[640] = "", b_decl[320] = "";
+  if (conv) {
+    const dml_kconv_t *c = g->conv;
+    snprintf(
+        a_decl, sizeof a_decl,
+        "  const unsigned am = bm + (tid & 127u), an = am / %lldu, aq = am %% %lldu;\n"
+        "  const int aok = am < M;\n"
+        "  const unsigned short *__restrict__ ax = A + (aok ? an : 0u) * %lldu;\n"
+        "  const int ih0 = aok ? (int)((aq / %lldu) * %lldu) - %lld : -1048576;\n"
+        "  const int iw0 = (int)((aq %% %lldu) * %lldu) - %lld;\n"
+        "  const int abase = (int)((unsigned)ih0 * %lldu + (unsigned)iw0);\n"
+        "  unsigned ra[%d];\n",
+        (long long)(c->OH * c->OW), (long long)(c->OH * c->OW),
+        (long long)(c->C * c->H * c->W), (long long)c->OW, (long long)c->stride[0],
+        (long long)c->pad[0], (long long)c->OW, (long long)c->stride[1],
+        (long long)c->pad[1], (long long)c->W, H16_PAIRS);
+  }
+  if (!bvec)
+    snprintf(
+        b_decl, sizeof b_decl,
+        "  const int bok = bn + (tid & 127u) < N;\n"
+        "  const unsigned short *__restrict__ bw = B + (bok ? bn + (tid & 127u) : 0u) "
+        "* K;\n"
+        "  unsigned rb[%d];\n",
+        H16_PAIRS);
   dml_sb_printf(&b,
                 "  const unsigned tid = __nvvm_read_ptx_sreg_tid_x();\n"
                 "  const unsigned bn0 = __nvvm_read_ptx_sreg_ctaid_x() * %du;\n"
@@ -593,12 +776,15 @@ dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
                 "  const unsigned short *As = (const unsigned short *)dml_dsmem;\n"
                 "  const unsigned short *Bs = As + %uu;\n"
                 "  const unsigned As_s = dml_smem16(As), Bs_s = dml_smem16(Bs);\n"
-                "  /* the block's 128 x 256 tile as two 128 x 128 halves */\n"
-                "  for (unsigned half = 0; half < 2u; half++) {\n"
+                "  (void)As_s, (void)Bs_s;\n"
+                "%s"
+                "  /* the block's tile as %d 128 x 128 half(s), one after the other */\n"
+                "  for (unsigned half = 0; half < %du; half++) {\n"
                 "  const unsigned bn = bn0 + half * %du;\n"
                 "  if (bn >= N) break;\n"
                 "  /* every thread is past the first half's reads of the ring */\n"
                 "  __syncthreads();\n"
+                "%s"
                 "  float acc[4][4][4];\n"
                 "#pragma unroll\n"
                 "  for (int i = 0; i < 4; i++)\n"
@@ -612,11 +798,21 @@ dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
                 "  for (unsigned s = 0; s < %du; s++) {\n"
                 "    if (s < nk) {\n"
                 "      const unsigned k0 = s * %du;\n",
-                2 * H16_BN, H16_BM, H16_STAGES, a_stage, H16_STAGES, b_stage,
-                H16_STAGES * a_stage, H16_BN, H16_BK - 1, H16_BK, H16_STAGES - 1,
-                H16_STAGES - 1, H16_BK);
-  emit_copy16(&b, &ta, "s");
-  emit_copy16(&b, &tb, "s");
+                h16_halves(g) * H16_BN, H16_BM, H16_STAGES, a_stage, H16_STAGES, b_stage,
+                H16_STAGES * a_stage, a_decl, h16_halves(g), h16_halves(g), H16_BN,
+                b_decl, H16_BK - 1, H16_BK, H16_STAGES - 1, H16_STAGES - 1, H16_BK);
+  if (conv) {
+    emit_stage16_load(&b, 1, "ra");
+    emit_stage16_store(&b, "ra", 0, a_stage, ta.stride, "s");
+  } else {
+    emit_copy16(&b, &ta, "s");
+  }
+  if (bvec) {
+    emit_copy16(&b, &tb, "s");
+  } else {
+    emit_stage16_load(&b, 0, "rb");
+    emit_stage16_store(&b, "rb", H16_STAGES * a_stage / 2, b_stage, tb.stride, "s");
+  }
   dml_sb_printf(&b,
                 "    }\n"
                 "    dml_commit16();\n"
@@ -632,8 +828,14 @@ dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
                 "      if (s < nk) {\n",
                 H16_STAGES - 2, H16_STAGES - 2, H16_STAGES - 1, H16_STAGES - 1,
                 H16_STAGES, H16_BK);
-  emit_copy16(&b, &ta, "st");
-  emit_copy16(&b, &tb, "st");
+  if (conv)
+    emit_stage16_load(&b, 1, "ra");
+  else
+    emit_copy16(&b, &ta, "st");
+  if (bvec)
+    emit_copy16(&b, &tb, "st");
+  else
+    emit_stage16_load(&b, 0, "rb");
   /* fragments: A(m, k) with m = wm + i*16 + g (+8), k = kk + 2t (+8) and
    * k + 1; B(k, n) with k = kk + 2t (+8) and k + 1, n = wn + j*8 + g */
   static const char *am[4] = {"m", "m + 8u", "m", "m + 8u"};
@@ -680,7 +882,22 @@ dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
       "      for (int i = 0; i < 4; i++)\n"
       "#pragma unroll\n"
       "        for (int j = 0; j < 4; j++) dml_mma16(acc[i][j], af[i], bf[j]);\n"
-      "    }\n"
+      "    }\n",
+      H16_STAGES, a_stage, H16_STAGES, b_stage, H16_BK, af[0], af[1], af[2], af[3], bf[0],
+      bf[1]);
+  if (conv || !bvec) {
+    /* the registers of step kt + 2 into its stage, after the mma (the
+     * barrier at the top of step kt + 1 publishes them) */
+    dml_sb_printf(
+        &b, "    if (kt + %du < nk) {\n      const unsigned st = (kt + %du) %% %du;\n",
+        H16_STAGES - 1, H16_STAGES - 1, H16_STAGES);
+    if (conv) emit_stage16_store(&b, "ra", 0, a_stage, ta.stride, "st");
+    if (!bvec)
+      emit_stage16_store(&b, "rb", H16_STAGES * a_stage / 2, b_stage, tb.stride, "st");
+    dml_sb_printf(&b, "    }\n");
+  }
+  dml_sb_printf(
+      &b,
       "  }\n"
       "#pragma unroll\n"
       "  for (int i = 0; i < 4; i++)\n"
@@ -692,8 +909,7 @@ dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
       "                    bm + wm + i * 16u + g + (e >> 1) * 8u, acc[i][j][e]);\n"
       "  }\n"
       "}\n",
-      H16_STAGES, a_stage, H16_STAGES, b_stage, H16_BK, af[0], af[1], af[2], af[3], bf[0],
-      bf[1], k->name);
+      k->name);
   if (b.oom) {
     free(b.p);
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "codegen.cuda",

@@ -628,10 +628,20 @@ static const form_t k_forms[] = {
     {"GlobalMaxPool", NULL, NULL, 1,
      FN1("%x: $T[R,3,4,L]") "  %y = GlobalMaxPool(%x)\n" RET1},
     /* convolution */
+    /* C * kh * kw = 72 >= 64: on CUDA the f16/bf16 implicit-GEMM
+     * tensor-core form (and the TF32 one with --allow-tf32) */
     {"Conv", NULL, NULL, 1,
-     FN1("%x: $T[R,4,5,${L+2}], %w: $T[6,4,3,3], %b: $T[6]") "  %y = Conv(%x, %w, %b) "
+     FN1("%x: $T[R,8,5,${L+2}], %w: $T[6,8,3,3], %b: $T[6]") "  %y = Conv(%x, %w, %b) "
                                                              "{pads = [1, 0, 1, "
                                                              "0]}\n" RET1},
+    {"Conv", "igemm,strides,dilations,pads", "f16,bf16,f32", 0,
+     FN1("%x: $T[R,16,9,${L+4}], %w: $T[12,16,3,3]") "  %y = Conv(%x, %w) {strides = [2, "
+                                                     "1], dilations = [1, 2], pads = [1, "
+                                                     "2, 0, 1]}\n" RET1},
+    {"Conv", "igemm,1d", "f16,bf16,f32", 0,
+     FN1("%x: $T[R,24,${L+2}], %w: $T[10,24,3], %b: $T[10]") "  %y = Conv(%x, %w, %b) "
+                                                             "{strides = [2], pads = [1, "
+                                                             "1]}\n" RET1},
     {"Conv", "groups,strides,dilations", NULL, 0,
      FN1("%x: $T[R,4,7,${L+4}], %w: $T[6,2,3,3]") "  %y = Conv(%x, %w) {group = 2, "
                                                   "strides = [2, 1], dilations = [1, "

@@ -530,23 +530,26 @@ static void test_sm90a_ptx(void) {
   dml_status_free(s);
 }
 
-/* The f16/bf16 tensor-core form (no flag) on the IR `text` for `arch`:
- * returns the number of GEMM kernels named *_mma_f16 / *_mma_bf16, each
- * checked for 256-thread blocks, ceil(N / 256) * 256 invocations along x
- * (batch 300) and PTX with mma.sync m16n8k16 of its dtype (f32
- * accumulators), 16-byte cp.async and no calls; every other kernel keeps
- * its form (no m16n8k16). Sets *plain to the number of GEMM kernels kept
+/* The f16/bf16 tensor-core form (no flag; `tf32`: --allow-tf32 as well) on
+ * the IR `text` for `arch`: returns the number of GEMM and convolution
+ * kernels named *_mma_f16 / *_mma_bf16, each checked for 256-thread
+ * blocks, ceil(N / 256) * 256 invocations along x (batch 300) and PTX with
+ * mma.sync m16n8k16 of its dtype (f32 accumulators), no TF32 mma, 16-byte
+ * cp.async (a GEMM's; a convolution's where W's rows are aligned) and no
+ * calls; every other kernel keeps its form (no m16n8k16). Sets *plain to
+ * the number of GEMM and convolution kernels kept
  * and *wg to the number with an sm_90a image (PTX ISA 8.0): warpgroup MMA
  * of the dtype, m64n128k16 with register fragments when B is stored
  * [K, N] (ldmatrix .trans), m64n256k16 from descriptors when B is stored
  * [N, K]. The
  * numerics are checked on a GPU (tests/cuda half_0_gemm). */
-static int mma16_forms(const char *text, const char *arch, int *plain, int *wg) {
+static int mma16_forms(const char *text, const char *arch, int tf32, int *plain,
+                       int *wg) {
   size_t n = 0;
   *plain = 0, *wg = 0;
   void *a = cg_package(text, NULL, &n);
   if (!a) return 0;
-  CHECK_OK(dml_compile_add_kernels_arch("cuda", arch, 0, NULL, &a, &n));
+  CHECK_OK(dml_compile_add_kernels_arch("cuda", arch, tf32, NULL, &a, &n));
   dml_pkg_t pkg;
   const dml_pkg_section_t *cs = cuda_section(&pkg, a, n);
   dml_pkg_graph_t *g = graph_of(a, n, &pkg);
@@ -567,8 +570,10 @@ static int mma16_forms(const char *text, const char *arch, int *plain, int *wg) 
     int b16 = strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") != NULL;
     if (bf || hf) {
       forms++;
-      CHECK(K->kind == DML_KK_GEMM && (hf ? f16 && !b16 : b16 && !f16));
-      CHECK(strstr(ptx, "cp.async.cg.shared.global") != NULL);
+      const int conv = K->kind == DML_KK_CONV;
+      CHECK((conv || K->kind == DML_KK_GEMM) && (hf ? f16 && !b16 : b16 && !f16));
+      CHECK(!strstr(ptx, ".tf32"));
+      if (!conv) CHECK(strstr(ptx, "cp.async.cg.shared.global") != NULL);
       CHECK(strstr(ptx, "call.uni") == NULL);
       CHECK(K->local[0] == 256 && K->local[1] == 1 && K->local[2] == 1);
       int64_t nx = dml_kpkg_lin_eval(K->items[0], (const int64_t[]){300}, 1);
@@ -592,7 +597,7 @@ static int mma16_forms(const char *text, const char *arch, int *plain, int *wg) 
         free(w);
       }
     } else {
-      *plain += K->kind == DML_KK_GEMM;
+      *plain += K->kind == DML_KK_GEMM || K->kind == DML_KK_CONV;
       CHECK(!f16 && !b16);
     }
     free(ptx);
@@ -627,16 +632,55 @@ static void test_mma16_form(void) {
    * the transposed-A one has mma.sync only; --cuda-arch without sm_90
    * leaves them out */
   int plain = 0, wg = 0;
-  CHECK(mma16_forms(text, "ptx", &plain, &wg) == 3);
+  CHECK(mma16_forms(text, "ptx", 0, &plain, &wg) == 3);
   CHECK(plain == 2 && wg == 2);
   if (dml_codegen_cuda_ptxas()) {
-    CHECK(mma16_forms(text, "sm_80", &plain, &wg) == 3);
+    CHECK(mma16_forms(text, "sm_80", 0, &plain, &wg) == 3);
     CHECK(plain == 2 && wg == 0);
     /* ptxas assembles the sm_90a PTX (the cubins of both forms) */
-    CHECK(mma16_forms(text, "sm_80,sm_90", &plain, &wg) == 3);
+    CHECK(mma16_forms(text, "sm_80,sm_90", 0, &plain, &wg) == 3);
     CHECK(plain == 2 && wg == 2);
   } else {
     printf("ptxas not found: the f16/bf16 cubin checks are skipped\n");
+  }
+}
+
+/* f16/bf16 convolutions: implicit GEMMs on the m16n8k16 form where group
+ * 1 and C * kh * kw >= 64 (an f16 3x3 C 16 conv with a bias and Relu and
+ * W's rows 16-byte aligned: its W tile by cp.async; a bf16 3x3 stride 2
+ * dilated C 12 one, K = 108: 2-byte loads, no cp.async; a 1-D f16 one),
+ * the direct form for a depthwise one and a 1x1 C 16 one (K = 16); no sm_90a
+ * image for convolutions; --allow-tf32 leaves them on the f16/bf16 form.
+ * The numerics: tests/cuda/conv_emu on the host, test_cuda conv_tc_* on a
+ * GPU. */
+static void test_mma16_conv_form(void) {
+  static const char text[] =
+      "sym batch <= 300\n"
+      "global @w : f16[24,16,3,3] param\n"
+      "global @b : f16[24] param\n"
+      "global @d : f16[24,1,3,3] param\n"
+      "global @p : f16[16,24,1,1] param\n"
+      "global @v : bf16[20,12,3,3] param\n"
+      "global @u : f16[8,24,3] param\n"
+      "func @forward(%x: f16[batch,16,9,9], %y: bf16[batch,12,13,10], "
+      "%s: f16[batch,24,37]) -> (f16[batch,16,9,9], bf16[batch,20,5,5], "
+      "f16[batch,8,19]) {\n"
+      "  %c = Conv(%x, @w, @b) {pads = [1, 1, 1, 1]} : f16[batch,24,9,9]\n"
+      "  %r = Relu(%c) : f16[batch,24,9,9]\n"
+      "  %e = Conv(%r, @d) {group = 24, pads = [1, 1, 1, 1]} : f16[batch,24,9,9]\n"
+      "  %f = Conv(%e, @p) : f16[batch,16,9,9]\n"
+      "  %g = Conv(%y, @v) {strides = [2, 2], dilations = [2, 1], pads = [1, 0, 0, 1]} : "
+      "bf16[batch,20,5,5]\n"
+      "  %h = Conv(%s, @u) {strides = [2], pads = [1, 1]} : f16[batch,8,19]\n"
+      "  return %f, %g, %h\n}\n";
+  int plain = 0, wg = 0;
+  CHECK(mma16_forms(text, "ptx", 0, &plain, &wg) == 3);
+  CHECK(plain == 2 && wg == 0);
+  CHECK(mma16_forms(text, "ptx", 1, &plain, &wg) == 3);
+  CHECK(plain == 2 && wg == 0);
+  if (dml_codegen_cuda_ptxas()) {
+    CHECK(mma16_forms(text, "sm_80,sm_90", 0, &plain, &wg) == 3);
+    CHECK(plain == 2 && wg == 0);
   }
 }
 
@@ -862,6 +906,7 @@ int main(void) {
   RUN(test_tf32_form);
   RUN(test_sm90a_ptx);
   RUN(test_mma16_form);
+  RUN(test_mma16_conv_form);
   RUN(test_cuda_untrusted);
   RUN(test_cuda_errors);
   return dml_test_finish();

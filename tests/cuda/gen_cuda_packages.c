@@ -8,8 +8,10 @@
  * a cpu-only package; and the benchmark packages of bench/cuda (a large
  * fused elementwise kernel, a 4096^3 GEMM); the run-time dims cases of
  * tests/gpu_rtdims_cases.h (rtdims_<index>.dmlpkg).
- *   gen_cuda_packages OUT_DIR [--no-bench | --attn-tc]
- * (--attn-tc: the attention forms attn_tc_<i> only, for tests/cuda/attn_emu).
+ *   gen_cuda_packages OUT_DIR [--no-bench | --attn-tc | --conv-tc]
+ * (--attn-tc: the attention forms attn_tc_<i> only, for tests/cuda/attn_emu;
+ * --conv-tc: the f16/bf16 implicit-GEMM convolutions conv_tc_<i> only, for
+ * tests/cuda/conv_emu).
  * Exit status 0 when every package was written. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 
 #include "attn_tc_cases.h"
 #include "codegen_test_util.h"
+#include "conv_tc_cases.h"
 #include "dml_codegen.h"
 #include "gpu_graph_forms.h"
 #include "gpu_ops1_forms.h"
@@ -101,9 +104,37 @@ static void write_attn_tc(void) {
   }
 }
 
+/* The f16/bf16 implicit-GEMM convolutions (conv_tc_cases.h):
+ * conv_tc_<i>.dmlpkg, the last one with its weights in globals. */
+static void write_conv_tc(void) {
+  char name[64];
+  for (size_t i = 0; i < CONV_TC_N_CASES; i++) {
+    snprintf(name, sizeof name, "conv_tc_%zu", i);
+    write_ir(name, conv_tc_cases[i].ir, "cpu,cuda", NULL);
+  }
+  char *w = gpu_test_dense(64 * 40 * 3 * 3, 0.25, -0.25),
+       *b = gpu_test_dense(64, 1.0, -1.0);
+  size_t cap = strlen(w) + strlen(b) + 1024;
+  char *text = (char *)malloc(cap);
+  CHECK(text != NULL);
+  if (text) {
+    snprintf(text, cap,
+             "global @w : f16[64,40,3,3] param = %s\n"
+             "global @b : f16[64] param = %s\n"
+             "func @forward(%%x: f16[2,40,14,14]) -> (f16[2,64,14,14]) {\n"
+             "  %%c = Conv(%%x, @w, @b) {pads = [1, 1, 1, 1]} : f16[2,64,14,14]\n"
+             "  %%r = Relu(%%c) : f16[2,64,14,14]\n  return %%r\n}\n",
+             w, b);
+    snprintf(name, sizeof name, "conv_tc_%zu", CONV_TC_N_CASES);
+    write_ir(name, text, "cpu,cuda", NULL);
+  }
+  free(text), free(w), free(b);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: gen_cuda_packages OUT_DIR [--no-bench | --attn-tc]\n");
+    fprintf(stderr,
+            "usage: gen_cuda_packages OUT_DIR [--no-bench | --attn-tc | --conv-tc]\n");
     return 2;
   }
   g_dir = argv[1];
@@ -113,6 +144,11 @@ int main(int argc, char **argv) {
   int attn_only = argc > 2 && !strcmp(argv[2], "--attn-tc");
   if (attn_only) {
     write_attn_tc();
+    return dml_test_finish();
+  }
+  /* --conv-tc: only the f16/bf16 implicit-GEMM convolutions (conv_emu) */
+  if (argc > 2 && !strcmp(argv[2], "--conv-tc")) {
+    write_conv_tc();
     return dml_test_finish();
   }
   RUN(test_kernel_forms);
@@ -133,6 +169,7 @@ int main(int argc, char **argv) {
     free(text);
   }
   write_attn_tc();
+  write_conv_tc();
   /* shape inputs fed at run time (test_cuda runs each case's data sets) */
   for (int i = 0; i < GPU_RT_N_CASES; i++) {
     char name[64];

@@ -22,7 +22,9 @@
  * Tolerance: |cuda - cpu| <= 1e-4 * max(1, |cpu|); TF32 GEMMs (tf32_*)
  * norm-wise (TF32_TOL); GEMMs of random f16/bf16 operands (half_0_gemm)
  * within one rounding step of the dtype (GPU_TEST_HALF_ULPS); the
- * tensor-core attention forms (attn_tc_*) within ATTN_TC_STEPS. Without a CUDA driver or
+ * tensor-core attention forms (attn_tc_*) within ATTN_TC_STEPS, the
+ * f16/bf16 implicit-GEMM convolutions (conv_tc_*) within CONV_TC_STEPS.
+ * Without a CUDA driver or
  * device it prints why and exits 77 (CTest: skipped). The comparisons are
  * tests/gpu_test_util.h's, shared with tests/vulkan. */
 #include <dirent.h>
@@ -31,6 +33,7 @@
 #include <string.h>
 
 #include "attn_tc_cases.h"
+#include "conv_tc_cases.h"
 #include "dml_kpkg.h"
 #include "dml_npy.h"
 #include "dml_pkg.h"
@@ -172,6 +175,37 @@ static void test_attention_tc(void) {
       fa += ki.name && strstr(ki.name, attn_tc_cases[c].bf16 ? "_fa_bf16" : "_fa_f16");
     }
     if (cu && g_cc >= 80) CHECK(fa == 1);
+    gpu_test_close(m, cpu, cu);
+  }
+}
+
+/* The f16/bf16 implicit-GEMM convolutions (conv_tc_<i>.dmlpkg,
+ * conv_tc_cases.h) within CONV_TC_STEPS rounding steps of the CPU's, each
+ * with its n_tc kernels named *_mma_f16 / *_mma_bf16 on compute capability
+ * 8.0 and later (the last case: weights in globals, one f16 kernel). */
+static void test_conv_tc(void) {
+  for (size_t c = 0; c <= CONV_TC_N_CASES; c++) {
+    const int last = c == CONV_TC_N_CASES;
+    const char *what = last ? CONV_TC_GLOBAL_WHAT : conv_tc_cases[c].what;
+    const int bf16 = last ? 0 : conv_tc_cases[c].bf16,
+              n_tc = last ? 1 : conv_tc_cases[c].n_tc;
+    char file[64];
+    snprintf(file, sizeof file, "conv_tc_%zu.dmlpkg", c);
+    dml_rt_model_t *m = load(file);
+    dml_rt_session_t *cpu = NULL, *cu = NULL;
+    gpu_test_open(m, "cuda", &cpu, &cu);
+    if (cpu && cu) {
+      double e = gpu_test_compare_with(m, cpu, cu, 3, 2, CONV_TC_STEPS);
+      printf("%-18s %-72s %.2f rounding steps\n", file, what, e);
+      CHECK(e <= CONV_TC_STEPS);
+    }
+    int tc = 0;
+    for (uint32_t i = 0; cu && i < dml_rt_session_num_kernels(cu); i++) {
+      dml_rt_kernel_info_t ki;
+      CHECK_OK(dml_rt_session_kernel_info(cu, i, &ki));
+      tc += ki.name && strstr(ki.name, bf16 ? "_mma_bf16" : "_mma_f16");
+    }
+    if (cu && g_cc >= 80) CHECK(tc == n_tc);
     gpu_test_close(m, cpu, cu);
   }
 }
@@ -383,6 +417,7 @@ int main(int argc, char **argv) {
   RUN(test_tf32);
   RUN(test_half_gemm);
   RUN(test_attention_tc);
+  RUN(test_conv_tc);
   RUN(test_reference_models);
   RUN(test_ptx_paths);
   RUN(test_no_matching_image);
