@@ -154,6 +154,143 @@ def gen_loop_cond():
                  [vi("s_final", F, None), vi("trace", F, None)], "loop_rt_while.onnx")
 
 
+def gen_shape():
+    """(f) branches declaring different shapes of one rank: then Relu(x)
+    [2,3], else Reshape(x, [3,2])."""
+    then_g = branch([helper.make_node("Relu", ["x"], ["t_y"], name="t_relu")],
+                    [vi("t_y", F, [2, 3])], "then_shape")
+    else_g = branch([i64c("e_shape", "shp", [3, 2], [2]),
+                     helper.make_node("Reshape", ["x", "shp"], ["e_y"], name="e_reshape")],
+                    [vi("e_y", F, [3, 2])], "else_shape")
+    nodes = [helper.make_node("If", ["cond"], ["y"], name="if_shape",
+                              then_branch=then_g, else_branch=else_g)]
+    return model(nodes, [vi("cond", B, []), vi("x", F, [2, 3])], [vi("y", F, None)],
+                 "if_rt_shape.onnx")
+
+
+def tail_nodes(prefix):
+    """The If nodes of (g) and (h): if_a gives [1,T] (then, Relu) or [T]
+    (else, Squeeze); m = if_a * side, with side = Sigmoid(w) defined after it
+    in the node list; if_b(c2) gives Unsqueeze(m, 0) or Abs(m) (ranks differ
+    again, whichever if_a took); z = Reshape(if_b, [-1]) and s =
+    ReduceSum(if_b) have one rank in all four paths."""
+    a_then = branch([helper.make_node("Relu", ["x"], [prefix + "t"], name="a_relu")],
+                    [vi(prefix + "t", F, [1, "T"])], "a_then")
+    a_else = branch([i64c("a_sq", prefix + "sq", [0], [1]),
+                     helper.make_node("Squeeze", ["x", prefix + "sq"], [prefix + "e"],
+                                      name="a_squeeze")],
+                    [vi(prefix + "e", F, ["T"])], "a_else")
+    b_then = branch([i64c("b_ax", prefix + "ax", [0], [1]),
+                     helper.make_node("Unsqueeze", [prefix + "m", prefix + "ax"],
+                                      [prefix + "t2"], name="b_unsq")],
+                    [vi(prefix + "t2", F, None)], "b_then")
+    b_else = branch([helper.make_node("Abs", [prefix + "m"], [prefix + "e2"], name="b_abs")],
+                    [vi(prefix + "e2", F, None)], "b_else")
+    return [helper.make_node("If", ["c"], [prefix + "y"], name="if_a",
+                             then_branch=a_then, else_branch=a_else),
+            helper.make_node("Mul", [prefix + "y", prefix + "side"], [prefix + "m"],
+                             name="mul"),
+            helper.make_node("Sigmoid", ["w"], [prefix + "side"], name="side"),
+            helper.make_node("If", ["c2"], [prefix + "y2"], name="if_b",
+                             then_branch=b_then, else_branch=b_else),
+            i64c("flat", prefix + "flat", [-1], [1]),
+            helper.make_node("Reshape", [prefix + "y2", prefix + "flat"], ["z"],
+                             name="reshape"),
+            helper.make_node("ReduceSum", [prefix + "y2"], ["s"], name="rsum",
+                             keepdims=0)]
+
+
+def gen_tail():
+    """(g) output ranks that differ, made static by the nodes after the If
+    (tail duplication): tail_nodes(), plus r = Relu(x) not downstream."""
+    nodes = tail_nodes("") + [helper.make_node("Relu", ["x"], ["r"], name="r_relu")]
+    return model(nodes, [vi("x", F, [1, "T"]), vi("c", B, []), vi("c2", B, []),
+                         vi("w", F, [])],
+                 [vi("z", F, None), vi("s", F, []), vi("r", F, [1, "T"])],
+                 "if_rt_tail.onnx")
+
+
+def gen_tail_out():
+    """(g') as (g), but m (of rank 2 or 1) is a graph output: refused."""
+    nodes = tail_nodes("")[:3]
+    return model(nodes, [vi("x", F, [1, "T"]), vi("c", B, []), vi("w", F, [])],
+                 [vi("m", F, None)], "if_rt_tail_out.onnx")
+
+
+def gen_loop_tail():
+    """(h) an If whose ranks differ inside the body of a Loop with a run-time
+    trip count: carried acc = acc + ReduceSum(Reshape(If(c), [-1]))."""
+    a_then = branch([helper.make_node("Relu", ["x"], ["lt"], name="l_relu")],
+                    [vi("lt", F, [1, "T"])], "l_then")
+    a_else = branch([i64c("l_sq", "lsq", [0], [1]),
+                     helper.make_node("Squeeze", ["x", "lsq"], ["le"], name="l_squeeze")],
+                    [vi("le", F, ["T"])], "l_else")
+    body = helper.make_graph(
+        [helper.make_node("If", ["c"], ["ly"], name="if_l", then_branch=a_then,
+                          else_branch=a_else),
+         i64c("l_flat", "lflat", [-1], [1]),
+         helper.make_node("Reshape", ["ly", "lflat"], ["lf"], name="l_reshape"),
+         helper.make_node("Cast", ["i"], ["fi"], name="l_cast", to=F),
+         helper.make_node("Mul", ["lf", "fi"], ["lm"], name="l_mul"),
+         helper.make_node("ReduceSum", ["lm"], ["ls"], name="l_sum", keepdims=1),
+         helper.make_node("Add", ["acc_in", "ls"], ["acc_out"], name="l_add"),
+         helper.make_node("Identity", ["c_in"], ["c_out"], name="l_cond")],
+        "loop_body", [vi("i", I64, []), vi("c_in", B, []), vi("acc_in", F, None)],
+        [vi("c_out", B, []), vi("acc_out", F, None)])
+    nodes = [helper.make_node("Loop", ["M", "", "acc0"], ["acc"], name="loop_tail",
+                              body=body)]
+    return model(nodes, [vi("x", F, [1, "T"]), vi("c", B, []), vi("M", I64, []),
+                         vi("acc0", F, [1])],
+                 [vi("acc", F, None)], "if_rt_loop_tail.onnx")
+
+
+def gen_tail_limit():
+    """(i) 10 Ifs in a chain, each giving Relu(prev) [1,T] or ReduceSum(prev)
+    [] and followed by Mul(., x) [1,T] and 150 Neg: tail duplication copies
+    the rest of the chain into both branches of each, nested ones
+    multiplied (about 2^k * 151 * (10 - k) copies at depth k): refused past
+    100,000 copies."""
+    nodes, prev = [], "x"
+    for k in range(10):
+        t = branch([helper.make_node("Relu", [prev], ["lt%d" % k])],
+                   [vi("lt%d" % k, F, None)], "then%d" % k)
+        e = branch([helper.make_node("ReduceSum", [prev], ["le%d" % k], keepdims=0)],
+                   [vi("le%d" % k, F, None)], "else%d" % k)
+        nodes += [helper.make_node("If", ["c"], ["ly%d" % k], name="if_%d" % k,
+                                   then_branch=t, else_branch=e),
+                  helper.make_node("Mul", ["ly%d" % k, "x"], ["lm%d_0" % k])]
+        for j in range(150):
+            nodes.append(helper.make_node("Neg", ["lm%d_%d" % (k, j)],
+                                          ["lm%d_%d" % (k, j + 1)]))
+        prev = "lm%d_150" % k
+    return model(nodes, [vi("x", F, [1, "T"]), vi("c", B, [])], [vi(prev, F, None)],
+                 "if_rt_tail_limit.onnx")
+
+
+def gen_random():
+    """(j) random ops in the branches of a run-time If: then
+    RandomUniformLike(x) in [2,3), else Dropout(Reshape(x, shp), 0.5,
+    training_mode=true); shp is an input, so a run whose shp Reshape cannot
+    take fails only when the else branch runs. No reference values: the
+    random streams differ from onnxruntime's (test_onnx_if_runtime checks
+    shapes, ranges and the dropout's 0 or 2x)."""
+    then_g = branch([helper.make_node("RandomUniformLike", ["x"], ["rt_y"], name="t_rand",
+                                      low=2.0, high=3.0)],
+                    [vi("rt_y", F, [2, 3])], "then_rand")
+    else_g = branch([helper.make_node("Reshape", ["x", "shp"], ["re_x"], name="e_reshape"),
+                     helper.make_node("Constant", [], ["ratio"], name="e_ratio",
+                                      value=helper.make_tensor("ratio_v", F, [], [0.5])),
+                     helper.make_node("Constant", [], ["train"], name="e_train",
+                                      value=helper.make_tensor("train_v", B, [], [True])),
+                     helper.make_node("Dropout", ["re_x", "ratio", "train"], ["re_y"],
+                                      name="e_drop")],
+                    [vi("re_y", F, None)], "else_rand")
+    nodes = [helper.make_node("If", ["cond"], ["y"], name="if_rand",
+                              then_branch=then_g, else_branch=else_g)]
+    return model(nodes, [vi("cond", B, []), vi("x", F, [2, 3]), vi("shp", I64, [2])],
+                 [vi("y", F, None)], "if_rt_random.onnx")
+
+
 def c_floats(v):
     # An empty tensor gets one unused element: C11 has no empty arrays.
     return ", ".join("%.9ef" % float(x) for x in np.asarray(v, np.float32).ravel()) or "0"
@@ -189,6 +326,27 @@ def main():
         cases.append(("loop_while_%d_%d" % (c0, lim), "loop_rt_while.onnx",
                       {"c0": np.array(c0), "s0": sw, "limit": np.array(lim, np.float32)},
                       ["s_final", "trace"]))
+    gen_shape()
+    xs = RNG.standard_normal((2, 3)).astype(np.float32)
+    for c in (True, False):
+        cases.append(("shape_" + str(c).lower(), "if_rt_shape.onnx",
+                      {"cond": np.array(c), "x": xs}, ["y"]))
+    gen_tail()
+    xt = RNG.standard_normal((1, 7)).astype(np.float32)
+    for c in (True, False):
+        for c2 in (True, False):
+            cases.append(("tail_%d%d" % (c, c2), "if_rt_tail.onnx",
+                          {"x": xt, "c": np.array(c), "c2": np.array(c2),
+                           "w": np.array(0.3, np.float32)}, ["z", "s", "r"]))
+    gen_tail_out()
+    gen_loop_tail()
+    for c in (True, False):
+        for m in (3, 0):
+            cases.append(("loop_tail_%d_%d" % (c, m), "if_rt_loop_tail.onnx",
+                          {"x": xt, "c": np.array(c), "M": np.array(m, np.int64),
+                           "acc0": np.array([0.5], np.float32)}, ["acc"]))
+    gen_tail_limit()
+    gen_random()
     lines = ["/* Generated by scripts/gen_if_runtime_fixtures.py with onnxruntime %s;"
              " do not edit. */" % ort.__version__,
              "#ifndef IF_RT_REF_H_", "#define IF_RT_REF_H_", "#include <stdint.h>", "",
@@ -197,7 +355,7 @@ def main():
              "  int32_t rank;", "  int64_t dims[4];", "  const float *f;",
              "  uint8_t b;", "  int64_t i;", "} if_rt_tensor_t;", "",
              "typedef struct if_rt_case {", "  const char *name, *model;",
-             "  uint32_t n_in, n_out;", "  if_rt_tensor_t in[3], out[2];",
+             "  uint32_t n_in, n_out;", "  if_rt_tensor_t in[4], out[3];",
              "} if_rt_case_t;", ""]
     sess = {}
     body = []

@@ -1,7 +1,8 @@
 /*
- * onnx_if.c — ONNX If (opsets 7..17), lowered to straight-line IR.
+ * onnx_if.c — ONNX If (opsets 7..17): straight-line IR (Where, or the taken
+ * branch for a cond known at compile time), or the IR op If run at run time.
  *
- * The IR has no control flow, so
+ * Where lowering:
  *   outs = If(cond) then { then_branch } else { else_branch }
  * becomes both branches' nodes imported inline into the enclosing function,
  * then one Where(cond, then_out_k, else_out_k) per output, cond reshaped to a
@@ -25,39 +26,62 @@
  * shape inference knows, as Equal(Shape(x)[1], 512) where x's dim 1 is
  * static) imports only the taken branch: each If output is an Identity of its output, no
  * Where; its outputs may then be sequences (the same lists) and optionals (present or
- * none, onnx_optional.c).
+ * none, onnx_optional.c), and its shapes and random ops need nothing more.
  *
- * Semantics and limits:
+ * Semantics and limits of the Where lowering (used when cond is not known
+ * at compile time, the branches' output types agree and no branch draws
+ * random numbers):
  *   - both branches are evaluated, every run: an error that only the untaken
  *     branch would raise (an out-of-range Gather index, an impossible
  *     Reshape) still fails the run, and a run costs both branches;
- *   - so branches must be free of side effects: an If whose branches (nested
- *     ones included) contain a random op (DML_OPF_RANDOM) or a Dropout with a
- *     training_mode input is refused (UNIMPLEMENTED, onnx_if_check), as is,
- *     when cond is not known at compile time, one with a branch output that
- *     is a sequence, optional, map or sparse tensor (the message says cond
- *     "depends on run-time data": binding it helps);
+ *   - when cond is not known at compile time, a branch output that is a
+ *     sequence, optional, map or sparse tensor is refused (UNIMPLEMENTED;
+ *     the message says cond "depends on run-time data": binding it helps);
  *   - each output pair must have the same dtype where both branches declare
- *     it (INVALID_ARGUMENT: ONNX requires it) and the same shape where both
- *     declare one: same rank and equal static dims (UNIMPLEMENTED otherwise).
+ *     it (INVALID_ARGUMENT: ONNX requires it), whatever cond is.
  *
  * Run-time If. After importing both branches inline, the types of the
- * nodes imported so far are inferred (onnx_infer_pending); when some
- * output pair has known, different types (shapes, or data-dependent
- * symbols of their own), which one Where cannot select between, the inline
- * copies are dropped and the If becomes the IR op If (ops.def): each branch
- * is imported again as a function of the module ("<node>.then",
- * "<node>.else") taking the captures (the non-global outer tensors the
- * branches read, onnx_subgraph_refs) as arguments, and the node
- * If(cond, captures...) names both functions. Shape inference gives each
- * output dim the two branches disagree on a data-dependent symbol (bounded
- * by the larger); the CPU executor runs only the taken branch
- * (runtime/rt_session.c, run_if) and GPU targets refuse the node
- * (compiler/driver.c). Limits: output ranks must agree (UNIMPLEMENTED
- * otherwise: the IR has no value of run-time rank); the branches read
- * tensors only (no sequences or optionals); captures are copied into the
- * branch's arena each run. Branches whose types are unknown at import, or
- * equal, keep the Where lowering.
+ * nodes imported so far are inferred (onnx_infer_pending). When some
+ * output pair has known, different types (shapes, ranks or data-dependent
+ * symbols of their own), which one Where cannot select between, or the
+ * branches declare different shapes (value_info), or a branch (nested
+ * Ifs and Loop / Scan bodies included) holds a random op (DML_OPF_RANDOM,
+ * or a Dropout with a training_mode input: evaluating the untaken branch
+ * would draw numbers ONNX Runtime does not), the inline copies are dropped
+ * and the If becomes the IR op If (ops.def): each branch is imported again
+ * as a function of the module ("<node>.then", "<node>.else") taking the
+ * captures (the non-global outer tensors the branches read,
+ * onnx_subgraph_refs) as arguments, and the node If(cond, captures...)
+ * names both functions. Shape inference gives each output dim the two
+ * branches disagree on a data-dependent symbol (bounded by the larger);
+ * the CPU executor runs only the taken branch (runtime/rt_session.c,
+ * run_if), so only it draws random numbers; GPU targets run the node on
+ * the host (the CPU fall-back per segment) or refuse it with
+ * --no-cpu-fallback (compiler/driver.c).
+ *
+ * Output ranks that differ (then f32[1,T], else f32[T], as Silero-VAD-style
+ * models have): the IR has no value of run-time rank, so the nodes of the
+ * enclosing graph downstream of the If (those reading its outputs,
+ * transitively, reads by subgraphs included) are imported into each branch
+ * function too ("tail duplication", import_tail_if): each function is the
+ * branch's nodes, an Identity binding each If output to that branch's
+ * value, then the downstream nodes, all at static ranks. The If node's
+ * outputs are the values of the If and of the downstream nodes that the
+ * enclosing graph returns, in its output order and with their names (no
+ * other node reads them: every reader is downstream); downstream nodes are
+ * not imported again in the enclosing graph (onnx_frame_t.done). The
+ * downstream nodes' other inputs are imported first, and captured. A
+ * downstream If whose ranks differ does the same inside each branch
+ * function; an If inside a Loop body uses the body's nodes and outputs.
+ * Refused (UNIMPLEMENTED): an output the graph (or the enclosing
+ * subgraph, a Loop body) returns that still differs in rank between the
+ * branches, naming the If and the output (a package's outputs have a
+ * static rank); copies past ONNX_IF_MAX_TAIL_NODES (100,000) in the model,
+ * nested copies multiplied; a branch output named like the If's output.
+ * Other limits: the branches read tensors only (no sequences or
+ * optionals); captures are copied into the branch's arena each run.
+ * Branches whose types are unknown at import, or equal, keep the Where
+ * lowering.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,8 +294,9 @@ static const char *value_kind_name(const Onnx__TypeProto *t) {
   }
 }
 
-/* The first node of g or its nested If branches that draws random numbers,
- * or NULL. */
+/* The first node of g, its nested If branches or Loop / Scan / SequenceMap
+ * bodies that draws random numbers (a DML_OPF_RANDOM op, a Dropout with a
+ * training_mode input), or NULL. */
 static const Onnx__NodeProto *find_random(const Onnx__GraphProto *g, int64_t opset) {
   for (size_t i = 0; i < g->n_node; i++) {
     const Onnx__NodeProto *np = g->node[i];
@@ -281,40 +306,14 @@ static const Onnx__NodeProto *find_random(const Onnx__GraphProto *g, int64_t ops
     if (info && (info->flags & DML_OPF_RANDOM)) return np;
     if (e && e->op == DML_OP_DROPOUT && np->n_input > 2 && !is_empty(np->input[2]))
       return np;
-    if (!is_if(np)) continue;
-    const Onnx__GraphProto *b[2] = {branch_of(np, "then_branch"),
-                                    branch_of(np, "else_branch")};
-    for (int k = 0; k < 2; k++) {
+    const Onnx__GraphProto *b[3] = {branch_of(np, "then_branch"),
+                                    branch_of(np, "else_branch"), branch_of(np, "body")};
+    for (int k = 0; k < 3; k++) {
       const Onnx__NodeProto *r = b[k] ? find_random(b[k], opset) : NULL;
       if (r) return r;
     }
   }
   return NULL;
-}
-
-dml_status_t onnx_if_check(const Onnx__GraphProto *g, int64_t opset) {
-  static const char *const kWhich[2] = {"then_branch", "else_branch"};
-  for (size_t i = 0; i < g->n_node; i++) {
-    const Onnx__NodeProto *np = g->node[i];
-    if (!is_if(np)) continue;
-    char label[300], rlabel[300];
-    onnx_node_label(np, label, sizeof(label));
-    for (int k = 0; k < 2; k++) {
-      const Onnx__GraphProto *b = branch_of(np, kWhich[k]);
-      if (!b) continue; /* onnx_import_if reports it */
-      const Onnx__NodeProto *r = find_random(b, opset);
-      if (r)
-        return dml_status_detail(
-            dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
-                            "%s: %s contains %s, which draws random numbers; the If "
-                            "lowering evaluates both branches, so branches must be free "
-                            "of random ops",
-                            label, kWhich[k], onnx_node_label(r, rlabel, sizeof(rlabel))),
-            "evaluating the untaken branch would advance the random stream");
-      DML_RETURN_IF_ERROR(onnx_if_check(b, opset));
-    }
-  }
-  return DML_OK;
 }
 
 /* ---- the lowering ---- */
@@ -371,31 +370,13 @@ static int const_cond(const dml_ir_value_t *v, int *out) {
   return 0;
 }
 
-static const char *declared_str(const Onnx__TypeProto__Tensor *tt, char *buf,
-                                size_t cap) {
-  size_t len = (size_t)snprintf(
-      buf, cap, "%s", tt->has_elem_type ? onnx_dtype_name(tt->elem_type) : "(no dtype)");
-  if (!tt->shape) {
-    if (len < cap) snprintf(buf + len, cap - len, "[?]");
-    return buf;
-  }
-  for (size_t k = 0; k < tt->shape->n_dim && len < cap; k++) {
-    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
-    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
-      len += (size_t)snprintf(buf + len, cap - len, "%s%lld", k ? "," : "[",
-                              (long long)d->dim_value);
-    else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
-      len += (size_t)snprintf(buf + len, cap - len, "%s%s", k ? "," : "[", d->dim_param);
-    else
-      len += (size_t)snprintf(buf + len, cap - len, "%s?", k ? "," : "[");
-  }
-  if (len < cap) snprintf(buf + len, cap - len, "%s]", tt->shape->n_dim ? "" : "[");
-  return buf;
-}
-
-/* Output pair k's declared types agree (where both declare them). */
+/* Output pair k's declared types: INVALID_ARGUMENT when both declare
+ * dtypes and they differ (ONNX requires one). *shape_differs is set when
+ * both declare shapes of different ranks or different static dims,
+ * *rank_differs when the ranks differ (left alone otherwise). */
 static dml_status_t check_pair(const char *label, const Onnx__ValueInfoProto *a,
-                               const Onnx__ValueInfoProto *b, size_t k) {
+                               const Onnx__ValueInfoProto *b, size_t k,
+                               int *shape_differs, int *rank_differs) {
   /* (tensor_type shares a oneof with the other kinds: check the case.) */
   const Onnx__TypeProto__Tensor *ta =
       a->type && a->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE
@@ -406,7 +387,6 @@ static dml_status_t check_pair(const char *label, const Onnx__ValueInfoProto *a,
           ? b->type->tensor_type
           : NULL;
   if (!ta || !tb) return DML_OK;
-  char sa[200], sb[200];
   if (ta->has_elem_type && tb->has_elem_type && ta->elem_type != tb->elem_type)
     return dml_status_detail(
         dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
@@ -417,6 +397,7 @@ static dml_status_t check_pair(const char *label, const Onnx__ValueInfoProto *a,
         "both branches of an If must give each output the same dtype");
   if (!ta->shape || !tb->shape) return DML_OK;
   int same = ta->shape->n_dim == tb->shape->n_dim;
+  if (!same) *rank_differs = 1;
   for (size_t d = 0; same && d < ta->shape->n_dim; d++) {
     const Onnx__TensorShapeProto__Dimension *x = ta->shape->dim[d],
                                             *y = tb->shape->dim[d];
@@ -425,15 +406,8 @@ static dml_status_t check_pair(const char *label, const Onnx__ValueInfoProto *a,
         x->dim_value != y->dim_value)
       same = 0;
   }
-  if (same) return DML_OK;
-  return dml_status_detail(
-      dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
-                      "%s: output %zu has shape %s in then_branch ('%s') but %s in "
-                      "else_branch ('%s'); the If lowering (both branches and Where) "
-                      "needs the same shape in both branches",
-                      label, k, declared_str(ta, sa, sizeof(sa)), a->name,
-                      declared_str(tb, sb, sizeof(sb)), b->name),
-      "ONNX If allows branch shapes to differ; dmlc selects the outputs with Where");
+  if (!same) *shape_differs = 1;
+  return DML_OK;
 }
 
 /* Imports branch `g` (named `which`) of If node np inline; out_vals[k] is its
@@ -598,7 +572,7 @@ dml_status_t onnx_import_subgraph_seqs(onnx_ctx_t *ctx, const char *label,
     fake.node = ptrs;
     const onnx_scope_t *saved = ctx->scope;
     ctx->scope = &s;
-    st = onnx_import_graph_nodes(ctx, &fake);
+    st = onnx_import_graph_nodes(ctx, &fake, g);
     for (size_t k = 0; k < g->n_output && !st; k++) {
       const char *name = g->output[k]->name;
       onnx_map_entry_t *e =
@@ -657,18 +631,41 @@ static int branches_differ(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
  * functions added past the first n_fn (a nested run-time If's branches). */
 static void drop_after(onnx_ctx_t *ctx, dml_ir_node_t *mark, uint32_t n_fn) {
   while (ctx->f->last && ctx->f->last != mark) dml_ir_node_erase(ctx->f->last);
+  /* The dropped functions' names are free again: fresh_function_name
+   * tries them first. */
+  for (uint32_t i = n_fn; i < ctx->m->n_functions; i++) {
+    char key[300];
+    const char *name = ctx->m->functions[i]->name, *hash = strrchr(name, '#');
+    long long k = hash ? atoll(hash + 1) : 1;
+    snprintf(key, sizeof key, "\1%.*s", (int)(hash ? hash - name : (long)strlen(name)),
+             name);
+    onnx_map_entry_t *next = onnx_map_find(&ctx->name_next, key);
+    if (next && k >= 1 && next->aux > k) next->aux = k;
+  }
   ctx->m->n_functions = n_fn;
 }
 
-/* A function name "<base>" or "<base>#N" that the module does not hold. */
+/* A function name "<base>" or "<base>#N" that the module does not hold
+ * (the N tried before for base, remembered in ctx->name_next under "\1"
+ * base, are taken). */
 static const char *fresh_function_name(onnx_ctx_t *ctx, const char *base) {
   char name[300];
-  for (int k = 1; k < 100000; k++) {
+  snprintf(name, sizeof name, "\1%s", base);
+  onnx_map_entry_t *next = onnx_map_find(&ctx->name_next, name);
+  if (!next) {
+    const char *key = dml_ir_strdup(ctx->m, name); /* the map keeps the pointer */
+    next = key ? onnx_map_insert(&ctx->name_next, key, NULL) : NULL;
+  }
+  if (!next) return NULL;
+  for (int64_t k = next->aux > 0 ? next->aux : 1; k < INT32_MAX; k++) {
     if (k == 1)
       snprintf(name, sizeof name, "%s", base);
     else
-      snprintf(name, sizeof name, "%s#%d", base, k);
-    if (!dml_ir_module_find_function(ctx->m, name)) return dml_ir_strdup(ctx->m, name);
+      snprintf(name, sizeof name, "%s#%lld", base, (long long)k);
+    if (!dml_ir_module_find_function(ctx->m, name)) {
+      next->aux = k + 1;
+      return dml_ir_strdup(ctx->m, name);
+    }
   }
   return NULL;
 }
@@ -768,6 +765,48 @@ dml_status_t onnx_captures(onnx_ctx_t *ctx, const Onnx__NodeProto *np, const cha
   return DML_OK;
 }
 
+/* UNIMPLEMENTED when output k of the If has a different rank in the two
+ * branch functions fn[0], fn[1] (their nodes inferred here where still
+ * untyped): the IR has no value of run-time rank, and the output is one the
+ * enclosing graph returns (tail duplication took every node reading it). */
+static dml_status_t check_result_ranks(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                       const char *label, const char *const fn[2]) {
+  dml_ir_function_t *f[2];
+  for (int b = 0; b < 2; b++) {
+    f[b] = dml_ir_module_find_function(ctx->m, fn[b]);
+    if (!f[b]) return DML_OK; /* infer_if reports it */
+    for (dml_ir_node_t *n = f[b]->first; n; n = n->next) {
+      int unknown = 0;
+      for (uint32_t k = 0; k < n->n_outputs; k++)
+        unknown |= n->outputs[k] && n->outputs[k]->type.rank == DML_RANK_UNKNOWN;
+      if (!unknown) continue;
+      dml_status_t st = dml_ir_infer_node(ctx->m, n);
+      if (st) {
+        dml_status_free(st); /* infer_if reports it, in context */
+        return DML_OK;
+      }
+    }
+  }
+  for (size_t k = 0; k < np->n_output && k < f[0]->n_results && k < f[1]->n_results;
+       k++) {
+    const dml_type_t *a = &f[0]->results[k]->type, *b = &f[1]->results[k]->type;
+    if (a->rank == DML_RANK_UNKNOWN || b->rank == DML_RANK_UNKNOWN || a->rank == b->rank)
+      continue;
+    char ta[200], tb[200];
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                        "%s: output '%s' is %s when then_branch runs but %s when "
+                        "else_branch runs; an output of the graph must have one rank",
+                        label, np->output[k], dml_ir_type_str(ctx->m, a, ta, sizeof ta),
+                        dml_ir_type_str(ctx->m, b, tb, sizeof tb)),
+        "cond is only known at run time; the nodes reading the If's outputs were "
+        "copied into both branches (tail duplication), but '%s' is returned by the "
+        "graph (or the enclosing subgraph), whose outputs have a static rank",
+        np->output[k]);
+  }
+  return DML_OK;
+}
+
 /* The If as run-time control flow: node If(cond, captures...) whose
  * branches are functions of the module (ops.def); the executor runs only
  * the taken one. Captures are the non-global tensors the branches read
@@ -793,6 +832,7 @@ static dml_status_t import_runtime_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np
   if (!st)
     st = onnx_import_function(ctx, np, label, "else_branch", "else", else_g, NULL, 0,
                               caps, n_caps, &fn[1]);
+  if (!st) st = check_result_ranks(ctx, np, label, fn);
   dml_ir_node_t *node = NULL;
   if (!st)
     st = onnx_emit(ctx, DML_OP_IF, np->name, (uint32_t)(n_caps + 1), ops,
@@ -808,6 +848,223 @@ static dml_status_t import_runtime_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np
   free(caps);
   free(cv);
   free(ops);
+  return st;
+}
+
+/* ---- tail duplication: branch outputs of different ranks ---- */
+
+/* Adds the names np reads (inputs, and what its subgraphs read of enclosing
+ * scopes, resolved) to `set`; *hit (may be NULL) is set when one was in
+ * `probe` (may be NULL). */
+static dml_status_t node_reads(const onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                               onnx_map_t *set, const onnx_map_t *probe, int *hit) {
+  const char **refs = NULL;
+  size_t n_refs = 0;
+  DML_RETURN_IF_ERROR(onnx_subgraph_refs(ctx, np, &refs, &n_refs));
+  dml_status_t st = DML_OK;
+  for (size_t k = 0; k < np->n_input + n_refs && !st; k++) {
+    const char *name = k < np->n_input ? np->input[k] : refs[k - np->n_input];
+    if (is_empty(name)) continue;
+    if (probe && hit && onnx_map_find(probe, name)) *hit = 1;
+    if (set && !onnx_map_insert(set, name, NULL)) st = oom();
+  }
+  free((void *)refs);
+  return st;
+}
+
+/* Whether np defines a name in `set`. */
+static int defines_any(const Onnx__NodeProto *np, const onnx_map_t *set) {
+  for (size_t k = 0; k < np->n_output; k++)
+    if (!is_empty(np->output[k]) && onnx_map_find(set, np->output[k])) return 1;
+  return 0;
+}
+
+/* A run-time If whose branches give some output different ranks. The IR has
+ * no value of run-time rank, so the nodes of the enclosing graph downstream
+ * of the If (D: those reading its outputs, transitively, subgraph reads
+ * included) are imported into each branch function too, after an Identity
+ * binding each If output to that branch's value: within a branch function
+ * every rank is static. The If node's outputs become the values of the If
+ * and of D that the enclosing graph returns (E, in its output order); no
+ * other node reads them, as D is closed under reading. The nodes D reads
+ * that are not imported yet (A) are imported first, so that they can be
+ * captured; D is marked done in ctx->frame. Errors: UNIMPLEMENTED when a
+ * value of E still differs in rank between the branches
+ * (check_result_ranks), when D would push the model's copied nodes past
+ * ONNX_IF_MAX_TAIL_NODES, when importing A let another such If take a node
+ * of D, or when a branch output has the If output's name. */
+static dml_status_t import_tail_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                   const char *label, dml_ir_value_t *cond,
+                                   const Onnx__GraphProto *then_g,
+                                   const Onnx__GraphProto *else_g) {
+  onnx_frame_t *fr = ctx->frame;
+  const Onnx__GraphProto *g = fr ? fr->g : NULL;
+  size_t n = g ? g->n_node : 0, self = 0, pos = 0;
+  while (self < n && g->node[self] != np) self++;
+  /* np and g's nodes carry resolved names (the topological order and D are
+   * found with them); the branch functions are built of the nodes with
+   * their ONNX names (fr->orig), as their subgraphs read ONNX names, and
+   * imported in a scope of their own under the current one. */
+  const Onnx__NodeProto *onp = self < n ? fr->orig->node[self] : NULL;
+  while (self < n && pos < n && fr->order[pos] != self) pos++;
+  if (self == n || pos == n) /* (no graph to take a tail from) */
+    return import_runtime_if(ctx, np, label, cond, then_g, else_g);
+  const Onnx__GraphProto *br[2] = {then_g, else_g};
+  uint8_t *in_d = (uint8_t *)calloc(n + 1, 1), *in_a = (uint8_t *)calloc(n + 1, 1);
+  char **e_names = (char **)calloc(g->n_output + 1, sizeof(char *));
+  Onnx__ValueInfoProto *vis =
+      (Onnx__ValueInfoProto *)calloc(g->n_output + 1, sizeof(*vis));
+  Onnx__ValueInfoProto **vptr =
+      (Onnx__ValueInfoProto **)calloc(g->n_output + 1, sizeof(*vptr));
+  Onnx__NodeProto *idn[2] = {NULL, NULL};
+  Onnx__NodeProto **nodes[2] = {NULL, NULL};
+  onnx_map_t made, need, in_e;
+  memset(&made, 0, sizeof made);
+  memset(&need, 0, sizeof need);
+  memset(&in_e, 0, sizeof in_e);
+  size_t n_d = 0, n_e = 0;
+  dml_status_t st = !in_d || !in_a || !e_names || !vis || !vptr ? oom() : DML_OK;
+  /* D, in topological order after the If (all of it not imported yet). */
+  for (size_t k = 0; k < np->n_output && !st; k++)
+    if (!is_empty(np->output[k]) && !onnx_map_insert(&made, np->output[k], NULL))
+      st = oom();
+  for (size_t p = pos + 1; p < n && !st; p++) {
+    size_t i = fr->order[p];
+    int hit = 0;
+    if (fr->done[i]) continue;
+    st = node_reads(ctx, g->node[i], NULL, &made, &hit);
+    if (st || !hit) continue;
+    in_d[i] = 1;
+    n_d++;
+    for (size_t k = 0; k < g->node[i]->n_output && !st; k++)
+      if (!is_empty(g->node[i]->output[k]) &&
+          !onnx_map_insert(&made, g->node[i]->output[k], NULL))
+        st = oom();
+  }
+  if (!st && (n_d > ONNX_IF_MAX_TAIL_NODES ||
+              ctx->tail_nodes + 2 * n_d > ONNX_IF_MAX_TAIL_NODES))
+    st = dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                        "%s: copying the %zu nodes after it into both branches would "
+                        "copy more than %d nodes",
+                        label, n_d, ONNX_IF_MAX_TAIL_NODES),
+        "its branch outputs differ in rank, so the nodes reading them are copied into "
+        "each branch function (tail duplication); the model's Ifs, nested ones "
+        "multiplied, may copy at most %d nodes in all",
+        ONNX_IF_MAX_TAIL_NODES);
+  if (!st) ctx->tail_nodes += 2 * n_d;
+  /* A: what D reads that is not imported yet, imported now. */
+  for (size_t p = pos + 1; p < n && !st; p++)
+    if (in_d[fr->order[p]])
+      st = node_reads(ctx, g->node[fr->order[p]], &need, NULL, NULL);
+  for (size_t p = n; p-- > pos + 1 && !st;) {
+    size_t i = fr->order[p];
+    if (fr->done[i] || in_d[i] || !defines_any(g->node[i], &need)) continue;
+    in_a[i] = 1;
+    st = node_reads(ctx, g->node[i], &need, NULL, NULL);
+  }
+  for (size_t p = pos + 1; p < n && !st; p++) {
+    size_t i = fr->order[p];
+    if (!in_a[i] || fr->done[i]) continue;
+    fr->done[i] = 1;
+    st = onnx_import_node(ctx, g->node[i]);
+  }
+  if (!st) onnx_infer_pending(ctx); /* the captures' types */
+  for (size_t p = pos + 1; p < n && !st; p++) {
+    size_t i = fr->order[p];
+    if (!in_d[i] || !fr->done[i]) continue;
+    char dl[300];
+    st = dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                         "%s: its outputs differ in rank between the branches, and %s, "
+                         "which reads them, was copied into the branches of another "
+                         "such If already",
+                         label, onnx_node_label(g->node[i], dl, sizeof dl));
+  }
+  /* E: the graph's outputs that the If or D define, once each. */
+  for (size_t o = 0; o < g->n_output && !st; o++) {
+    const char *name =
+        is_empty(g->output[o]->name) ? NULL : onnx_resolve(ctx, g->output[o]->name);
+    int inserted = 0;
+    if (!name || !onnx_map_find(&made, name)) continue;
+    if (!onnx_map_insert(&in_e, name, &inserted)) {
+      st = oom();
+      break;
+    }
+    if (!inserted) continue;
+    onnx__value_info_proto__init(&vis[n_e]);
+    vis[n_e].name = g->output[o]->name;
+    vptr[n_e] = &vis[n_e];
+    e_names[n_e++] = (char *)name;
+  }
+  /* Each branch: its nodes, Identity(branch output k) -> If output k, D. */
+  Onnx__GraphProto sg[2];
+  Onnx__AttributeProto at[2];
+  Onnx__AttributeProto *atp[2] = {&at[0], &at[1]};
+  for (int b = 0; b < 2 && !st && n_e; b++) {
+    size_t nn = br[b]->n_node + np->n_output + n_d, at_node = 0;
+    idn[b] = (Onnx__NodeProto *)calloc(np->n_output + 1, sizeof(Onnx__NodeProto));
+    nodes[b] = (Onnx__NodeProto **)calloc(nn + 1, sizeof(Onnx__NodeProto *));
+    if (!idn[b] || !nodes[b]) {
+      st = oom();
+      break;
+    }
+    for (size_t i = 0; i < br[b]->n_node; i++) nodes[b][at_node++] = br[b]->node[i];
+    for (size_t k = 0; k < np->n_output && !st; k++) {
+      if (is_empty(np->output[k])) continue;
+      const char *bo = br[b]->output[k]->name;
+      if (!is_empty(bo) && strcmp(bo, onp->output[k]) == 0) {
+        st = dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                             "%s: %s output %zu is named '%s' like the If's output; "
+                             "copying the nodes after the If into the branch needs "
+                             "distinct names",
+                             label, b ? "else_branch" : "then_branch", k, bo);
+        break;
+      }
+      Onnx__NodeProto *c = &idn[b][k];
+      onnx__node_proto__init(c);
+      c->op_type = (char *)"Identity";
+      c->n_input = 1;
+      c->input = &br[b]->output[k]->name;
+      c->n_output = 1;
+      c->output = &onp->output[k];
+      nodes[b][at_node++] = c;
+    }
+    for (size_t p = pos + 1; p < n; p++)
+      if (in_d[fr->order[p]]) nodes[b][at_node++] = fr->orig->node[fr->order[p]];
+    sg[b] = *br[b];
+    sg[b].n_node = at_node;
+    sg[b].node = nodes[b];
+    sg[b].n_output = n_e;
+    sg[b].output = vptr;
+    sg[b].n_value_info = 0;
+    onnx__attribute_proto__init(&at[b]);
+    at[b].name = (char *)(b ? "else_branch" : "then_branch");
+    at[b].has_type = 1;
+    at[b].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+    at[b].g = &sg[b];
+  }
+  if (!st && n_e) {
+    Onnx__NodeProto tail = *np;
+    tail.n_output = n_e;
+    tail.output = e_names;
+    tail.n_attribute = 2;
+    tail.attribute = atp;
+    st = import_runtime_if(ctx, &tail, label, cond, &sg[0], &sg[1]);
+  }
+  for (size_t i = 0; i < n && !st; i++)
+    if (in_d[i]) fr->done[i] = 1;
+  onnx_map_free(&made);
+  onnx_map_free(&need);
+  onnx_map_free(&in_e);
+  free(in_d);
+  free(in_a);
+  free(e_names);
+  free(vis);
+  free(vptr);
+  for (int b = 0; b < 2; b++) {
+    free(idn[b]);
+    free(nodes[b]);
+  }
   return st;
 }
 
@@ -831,8 +1088,10 @@ dml_status_t onnx_imp_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                            "%s has %zu outputs, but its then_branch has %zu and its "
                            "else_branch %zu",
                            label, n_out, then_g->n_output, else_g->n_output);
+  int declared_shapes_differ = 0, declared_ranks_differ = 0;
   for (size_t k = 0; k < n_out; k++)
-    DML_RETURN_IF_ERROR(check_pair(label, then_g->output[k], else_g->output[k], k));
+    DML_RETURN_IF_ERROR(check_pair(label, then_g->output[k], else_g->output[k], k,
+                                   &declared_shapes_differ, &declared_ranks_differ));
 
   dml_ir_value_t *cond = in[0];
   int folded = 0, taken_folded = 0;
@@ -907,14 +1166,35 @@ dml_status_t onnx_imp_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
   {
     dml_ir_node_t *mark = ctx->f->last;
     uint32_t n_fn = ctx->m->n_functions;
+    size_t tail_nodes = ctx->tail_nodes;
     st = import_branch(ctx, label, "then_branch", then_g, vals);
     if (!st) st = import_branch(ctx, label, "else_branch", else_g, vals + n_out);
     if (st) goto done;
-    if (branches_differ(ctx, np, vals, n_out)) {
-      /* Where cannot select: the branches become functions, run at run
-       * time (the inline copies just imported are dropped). */
+    const Onnx__NodeProto *rnd = find_random(then_g, ctx->opset);
+    if (!rnd) rnd = find_random(else_g, ctx->opset);
+    if (rnd || declared_shapes_differ || branches_differ(ctx, np, vals, n_out)) {
+      /* Where cannot select (the shapes differ), or evaluating both
+       * branches would draw random numbers in the untaken one: the
+       * branches become functions, run at run time (the inline copies just
+       * imported are dropped); with output ranks that differ, the nodes
+       * after the If go into the branch functions too. */
+      int ranks_differ = declared_ranks_differ;
+      for (size_t k = 0; k < n_out && !ranks_differ; k++)
+        ranks_differ = !is_empty(np->output[k]) &&
+                       vals[k]->type.rank != DML_RANK_UNKNOWN &&
+                       vals[n_out + k]->type.rank != DML_RANK_UNKNOWN &&
+                       vals[k]->type.rank != vals[n_out + k]->type.rank;
       drop_after(ctx, mark, n_fn);
-      st = import_runtime_if(ctx, np, label, cond, then_g, else_g);
+      ctx->tail_nodes = tail_nodes;
+      st = ranks_differ ? import_tail_if(ctx, np, label, cond, then_g, else_g)
+                        : import_runtime_if(ctx, np, label, cond, then_g, else_g);
+      if (st && rnd) {
+        char rl[300];
+        st = dml_status_annotate(st,
+                                 "%s draws random numbers, so the If runs only the "
+                                 "taken branch, at run time",
+                                 onnx_node_label(rnd, rl, sizeof rl));
+      }
       goto done;
     }
   }

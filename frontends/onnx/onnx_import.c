@@ -128,9 +128,21 @@ const char *onnx_unique_name(onnx_ctx_t *ctx, const char *base) {
   char *buf = (char *)malloc(len + 24);
   if (!buf) return NULL;
   memcpy(buf, base, len + 1);
-  for (unsigned k = 1;
-       onnx_map_find(&ctx->names, buf) || dml_ir_module_find_global(ctx->m, buf); k++)
+  /* Names are never given back: the suffixes tried before stay taken. */
+  onnx_map_entry_t *next = onnx_map_find(&ctx->name_next, base);
+  if (!next) {
+    const char *key = dml_ir_strdup(ctx->m, base); /* the map keeps the pointer */
+    next = key ? onnx_map_insert(&ctx->name_next, key, NULL) : NULL;
+  }
+  if (!next) {
+    free(buf);
+    return NULL;
+  }
+  unsigned k = next->aux > 0 ? (unsigned)next->aux : 1;
+  if (k > 1) snprintf(buf + len, 24, "_%u", k - 1);
+  for (; onnx_map_find(&ctx->names, buf) || dml_ir_module_find_global(ctx->m, buf); k++)
     snprintf(buf + len, 24, "_%u", k);
+  next->aux = (int64_t)k;
   const char *name = dml_ir_strdup(ctx->m, buf);
   free(buf);
   if (!name || !onnx_map_insert(&ctx->names, name, NULL)) return NULL;
@@ -1363,97 +1375,99 @@ done:
   return st;
 }
 
-static dml_status_t import_nodes(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
-                                 const uint32_t *order) {
-  dml_ir_value_t **in = NULL;
-  size_t in_cap = 0;
-  dml_status_t st = DML_OK;
-  for (size_t oi = 0; oi < g->n_node && !st; oi++) {
-    const Onnx__NodeProto *np = g->node[order[oi]];
-    const onnx_op_entry_t *e = node_entry(ctx->model, ctx->opset, np);
-    char label[300];
-    onnx_node_label(np, label, sizeof(label));
-    if (!e) { /* check_supported() ran first */
-      st = dml_status_make(DML_STATUS_INTERNAL, ONNX_ERR_OP, "%s has no importer", label);
-      break;
-    }
-    st = onnx_check_attr_types(np);
-    if (st) break;
-    size_t n_in = np->n_input;
-    while (n_in && is_empty(np->input[n_in - 1])) n_in--;
-    if (n_in > UINT32_MAX) {
-      st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+dml_status_t onnx_import_node(onnx_ctx_t *ctx, const Onnx__NodeProto *np) {
+  const onnx_op_entry_t *e = node_entry(ctx->model, ctx->opset, np);
+  char label[300];
+  onnx_node_label(np, label, sizeof(label));
+  if (!e) /* check_supported() ran first */
+    return dml_status_make(DML_STATUS_INTERNAL, ONNX_ERR_OP, "%s has no importer", label);
+  DML_RETURN_IF_ERROR(onnx_check_attr_types(np));
+  size_t n_in = np->n_input;
+  while (n_in && is_empty(np->input[n_in - 1])) n_in--;
+  if (n_in > UINT32_MAX)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
                            "%s: too many inputs", label);
+  dml_ir_value_t **in = (dml_ir_value_t **)calloc(n_in + 1, sizeof(*in));
+  if (!in) return oom();
+  dml_status_t st = DML_OK;
+  for (size_t k = 0; k < n_in; k++) {
+    in[k] = NULL;
+    if (is_empty(np->input[k])) continue;
+    if (onnx_opt_is_none(ctx, np->input[k])) {
+      /* An optional without a value (onnx_optional.c): only the optional
+       * ops and Identity read one. */
+      if (e->importer == onnx_imp_optional) continue;
+      if (e->op == DML_OP_IDENTITY && k == 0) {
+        e = onnx_op_lookup("Optional", 15);
+        continue;
+      }
+      st = dml_status_detail(
+          dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                          "%s: input %zu ('%s') is an optional without a value, which "
+                          "this op cannot read",
+                          label, k, np->input[k]),
+          "optionals are lowered at import time; only the optional ops and "
+          "Identity read one that is none");
       break;
     }
-    if (n_in + 1 > in_cap) {
-      in_cap = n_in + 8;
-      free(in);
-      in = (dml_ir_value_t **)calloc(in_cap, sizeof(*in));
-      if (!in) {
-        st = oom();
-        break;
+    if (onnx_seq_find(ctx, np->input[k])) {
+      /* A sequence (onnx_seq.c): only sequence ops, Identity and Loop (its
+       * carried values, onnx_loop.c) read one. */
+      if (e->importer == onnx_imp_seq || e->importer == onnx_imp_loop ||
+          e->importer == onnx_imp_optional)
+        continue;
+      if (e->op == DML_OP_IDENTITY && k == 0) {
+        e = onnx_op_lookup("SequenceConstruct", 11);
+        continue;
       }
+      st = dml_status_detail(
+          dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                          "%s: input %zu ('%s') is a sequence, which this op cannot "
+                          "read",
+                          label, k, np->input[k]),
+          "sequences are lowered at import time into lists of tensors; only "
+          "sequence ops and Identity read them");
+      break;
     }
-    for (size_t k = 0; k < n_in; k++) {
-      in[k] = NULL;
-      if (is_empty(np->input[k])) continue;
-      if (onnx_opt_is_none(ctx, np->input[k])) {
-        /* An optional without a value (onnx_optional.c): only the optional
-         * ops and Identity read one. */
-        if (e->importer == onnx_imp_optional) continue;
-        if (e->op == DML_OP_IDENTITY && k == 0) {
-          e = onnx_op_lookup("Optional", 15);
-          continue;
-        }
-        st = dml_status_detail(
-            dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
-                            "%s: input %zu ('%s') is an optional without a value, which "
-                            "this op cannot read",
-                            label, k, np->input[k]),
-            "optionals are lowered at import time; only the optional ops and "
-            "Identity read one that is none");
-        break;
-      }
-      if (onnx_seq_find(ctx, np->input[k])) {
-        /* A sequence (onnx_seq.c): only sequence ops, Identity and Loop (its
-         * carried values, onnx_loop.c) read one. */
-        if (e->importer == onnx_imp_seq || e->importer == onnx_imp_loop ||
-            e->importer == onnx_imp_optional)
-          continue;
-        if (e->op == DML_OP_IDENTITY && k == 0) {
-          e = onnx_op_lookup("SequenceConstruct", 11);
-          continue;
-        }
-        st = dml_status_detail(
-            dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
-                            "%s: input %zu ('%s') is a sequence, which this op cannot "
-                            "read",
-                            label, k, np->input[k]),
-            "sequences are lowered at import time into lists of tensors; only "
-            "sequence ops and Identity read them");
-        break;
-      }
-      onnx_map_entry_t *me = onnx_map_find(&ctx->names, np->input[k]);
-      in[k] = me ? (dml_ir_value_t *)me->val : NULL;
-      if (!in[k]) {
-        st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
-                             "%s: input %zu names undefined tensor '%s'", label, k,
-                             np->input[k]);
-        break;
-      }
+    onnx_map_entry_t *me = onnx_map_find(&ctx->names, np->input[k]);
+    in[k] = me ? (dml_ir_value_t *)me->val : NULL;
+    if (!in[k]) {
+      st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: input %zu names undefined tensor '%s'", label, k,
+                           np->input[k]);
+      break;
     }
-    if (!st) st = e->importer(ctx, np, e, in, (uint32_t)n_in);
-    if (st) st = dml_status_annotate(st, "importing %s", label);
   }
+  if (!st) st = e->importer(ctx, np, e, in, (uint32_t)n_in);
+  if (st) st = dml_status_annotate(st, "importing %s", label);
   free(in);
   return st;
 }
 
-dml_status_t onnx_import_graph_nodes(onnx_ctx_t *ctx, const Onnx__GraphProto *g) {
+/* Imports g's nodes in `order`, skipping those an If took into its branch
+ * functions (tail duplication, onnx_if.c); ctx->frame is g meanwhile. */
+static dml_status_t import_nodes(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
+                                 const Onnx__GraphProto *orig, const uint32_t *order) {
+  onnx_frame_t fr = {g, orig ? orig : g, order, (uint8_t *)calloc(g->n_node + 1, 1),
+                     ctx->frame};
+  if (!fr.done) return oom();
+  ctx->frame = &fr;
+  dml_status_t st = DML_OK;
+  for (size_t oi = 0; oi < g->n_node && !st; oi++) {
+    if (fr.done[order[oi]]) continue;
+    fr.done[order[oi]] = 1;
+    st = onnx_import_node(ctx, g->node[order[oi]]);
+  }
+  ctx->frame = fr.up;
+  free(fr.done);
+  return st;
+}
+
+dml_status_t onnx_import_graph_nodes(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
+                                     const Onnx__GraphProto *orig) {
   uint32_t *order = NULL;
   dml_status_t st = topo_order(ctx, g, &order);
-  if (!st) st = import_nodes(ctx, g, order);
+  if (!st) st = import_nodes(ctx, g, orig, order);
   free(order);
   return st;
 }
@@ -1569,7 +1583,6 @@ static dml_status_t import_model(const Onnx__ModelProto *mp, const char *base_di
           "%s is in the default domain",
           onnx_node_label(g->node[i], label, sizeof(label)));
     }
-  DML_RETURN_IF_ERROR(onnx_if_check(g, opset));
   DML_RETURN_IF_ERROR(check_supported(mp, g, opset));
 
   onnx_ctx_t ctx;
@@ -1588,12 +1601,13 @@ static dml_status_t import_model(const Onnx__ModelProto *mp, const char *base_di
   if (!st) st = import_inputs(&ctx, g, bound, opts);
   if (!st) st = check_dim_bounds(&ctx, opts);
   if (!st) st = topo_order(&ctx, g, &order);
-  if (!st) st = import_nodes(&ctx, g, order);
+  if (!st) st = import_nodes(&ctx, g, NULL, order);
   if (!st) st = import_outputs(&ctx, g);
   if (!st) mark_bn_state(&ctx);
   free(order);
   onnx_seqs_free(&ctx);
   onnx_map_free(&ctx.nones);
+  onnx_map_free(&ctx.name_next);
   onnx_map_free(&ctx.names);
   if (st) {
     dml_ir_module_release(ctx.m);

@@ -49,6 +49,17 @@ typedef struct onnx_scope {
 } onnx_scope_t;
 
 /* ---- the import context ---- */
+/* The graph import_nodes is importing (onnx_import.c): an If whose branch
+ * outputs differ in rank takes the nodes downstream of it into its branch
+ * functions (onnx_if.c, "tail duplication") and marks them done. */
+typedef struct onnx_frame {
+  const Onnx__GraphProto *g;    /* the graph (its nodes' names resolved) */
+  const Onnx__GraphProto *orig; /* the same nodes with their ONNX names */
+  const uint32_t *order;        /* a topological order of g's nodes */
+  uint8_t *done;                /* done[i]: node i imported, or taken into a tail */
+  struct onnx_frame *up;        /* the graph that holds this one's node, or NULL */
+} onnx_frame_t;
+
 typedef struct onnx_ctx {
   dml_ir_module_t *m;
   dml_ir_function_t *f;
@@ -68,8 +79,16 @@ typedef struct onnx_ctx {
    * present optional is its element (a tensor or a sequence) and has no
    * entry here. */
   onnx_map_t nones;
+  /* Per base name, the suffix onnx_unique_name (base) and the function
+   * namer of onnx_if.c ("\1" base) try next: earlier ones are taken. */
+  onnx_map_t name_next;
   /* Body nodes imported by unrolling Loop and Scan so far (onnx_loop.c). */
   size_t unrolled_nodes;
+  /* The graph being imported (innermost), NULL outside import_nodes. */
+  onnx_frame_t *frame;
+  /* Nodes copied into If branch functions by tail duplication so far
+   * (onnx_if.c), at most ONNX_IF_MAX_TAIL_NODES. */
+  size_t tail_nodes;
   const dml_onnx_import_options_t *opts;
 } onnx_ctx_t;
 
@@ -197,8 +216,16 @@ dml_status_t onnx_scan_bytes(const void *data, size_t len,
                              const ProtobufCMessageDescriptor *d);
 
 /* Imports the nodes of g in a topological order (g's node names resolved
- * already; tensors already defined are not ordered against). (onnx_import.c) */
-dml_status_t onnx_import_graph_nodes(onnx_ctx_t *ctx, const Onnx__GraphProto *g);
+ * already; tensors already defined are not ordered against). orig holds
+ * the same nodes with their ONNX names (NULL: g's are). (onnx_import.c) */
+dml_status_t onnx_import_graph_nodes(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
+                                     const Onnx__GraphProto *orig);
+/* Imports one node np (its input names resolved) into ctx->f: checks its
+ * attribute types, looks its inputs up (sequences and none optionals only
+ * where the op reads them) and runs its importer. Errors: INVALID_ARGUMENT
+ * for an undefined input, UNIMPLEMENTED as the importer says; annotated
+ * with the node. (onnx_import.c) */
+dml_status_t onnx_import_node(onnx_ctx_t *ctx, const Onnx__NodeProto *np);
 
 /* ---- If: both branches inline, then Where (onnx_if.c) ---- */
 
@@ -213,10 +240,9 @@ dml_status_t onnx_subgraph_refs(const onnx_ctx_t *ctx, const Onnx__NodeProto *np
  * SequenceMap, Loop and Scan bodies; malloc'd. */
 dml_status_t onnx_collect_nodes(const Onnx__GraphProto *g, const Onnx__NodeProto ***out,
                                 size_t *out_n);
-/* Refuses If nodes (of g, recursively) the lowering cannot express:
- * UNIMPLEMENTED for branches with random ops. (Branch outputs that are not
- * tensors are refused by onnx_imp_if, only when cond is not a constant.) */
-dml_status_t onnx_if_check(const Onnx__GraphProto *g, int64_t opset);
+/* The most nodes tail duplication (onnx_if.c) copies into If branch
+ * functions in one model, nested Ifs multiplied. */
+#define ONNX_IF_MAX_TAIL_NODES 100000
 
 /* ---- tensors (onnx_tensor.c) ---- */
 

@@ -30,6 +30,12 @@
   per segment: Mul and Relu on the device, LpNormalization on the host),
   else Reshape(LpNormalization(sq, p=1), [1, -1]) (f32[1,8N]; no node for
   the device: that branch runs with the CPU kernels) -> Add(t, 1.5) -> y.
+- rank_mid.onnx: as ctrl_mid, but the branches' ranks differ: then
+  Relu(Mul(sq, 2)) (f32[N,8]), else Squeeze(Slice(sq, rows 0:1)) (f32[8])
+  -> t -> Add(t, 1.5) -> Reshape(., [-1, 8]) -> Neg -> y f32[?,8]; the
+  importer copies Add, Reshape and Neg into both branch functions (tail
+  duplication, frontends/onnx/onnx_if.c), so the taken branch gives y.
+  rank_ort_y_{then,else}.npy: ONNX Runtime's y for x_ctrl_{then,else}.npy.
 - loop_mid.onnx: x f32[N,8], trip i64[] -> sq = Mul(x, x) -> Loop(trip):
   acc = acc * 0.5 + sq (from zeros; sq captured) -> Add(acc, 1.5) -> y
   f32[N,8]: a Loop between device kernels, its trip count an input.
@@ -384,6 +390,51 @@ def nested_inputs():
             rng.standard_normal((5, 8)).astype(np.float32))
     np.save(os.path.join(HERE, "c_true.npy"), np.array(True))
     np.save(os.path.join(HERE, "c_false.npy"), np.array(False))
+def rank_mid():
+    thr = numpy_helper.from_array(np.array(40.0, dtype=np.float32), "thr")
+    two = numpy_helper.from_array(np.array(2.0, dtype=np.float32), "two")
+    c = numpy_helper.from_array(np.array(1.5, dtype=np.float32), "c")
+    st = numpy_helper.from_array(np.array([0], dtype=np.int64), "st")
+    en = numpy_helper.from_array(np.array([1], dtype=np.int64), "en")
+    rows = numpy_helper.from_array(np.array([-1, 8], dtype=np.int64), "rows")
+    then_g = helper.make_graph(
+        [helper.make_node("Mul", ["sq", "two"], ["m2"], name="then_mul"),
+         helper.make_node("Relu", ["m2"], ["t_then"], name="then_relu")],
+        "then_branch", [],
+        [helper.make_tensor_value_info("t_then", TensorProto.FLOAT, ["N", 8])])
+    else_g = helper.make_graph(
+        [helper.make_node("Slice", ["sq", "st", "en"], ["row"], name="else_slice"),
+         helper.make_node("Squeeze", ["row", "st"], ["t_else"], name="else_squeeze")],
+        "else_branch", [],
+        [helper.make_tensor_value_info("t_else", TensorProto.FLOAT, [8])])
+    nodes = [
+        helper.make_node("Mul", ["x", "x"], ["sq"], name="square"),
+        helper.make_node("ReduceSum", ["sq"], ["s"], keepdims=0, name="sum"),
+        helper.make_node("Greater", ["s", "thr"], ["cond"], name="greater"),
+        helper.make_node("If", ["cond"], ["t"], then_branch=then_g, else_branch=else_g,
+                         name="choose"),
+        helper.make_node("Add", ["t", "c"], ["a"], name="add"),
+        helper.make_node("Reshape", ["a", "rows"], ["r"], name="rows"),
+        helper.make_node("Neg", ["r"], ["y"], name="neg"),
+        helper.make_node("Neg", ["sq"], ["z"], name="neg_sq"),
+    ]
+    g = helper.make_graph(
+        nodes, "rank_mid",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["M", 8]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N", 8])],
+        [thr, two, c, st, en, rows])
+    save(g, "rank_mid.onnx")
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        print("no onnxruntime: rank_ort_y_*.npy not regenerated")
+        return
+    sess = ort.InferenceSession(os.path.join(HERE, "rank_mid.onnx"),
+                                providers=["CPUExecutionProvider"])
+    for b in ("then", "else"):
+        x = np.load(os.path.join(HERE, "x_ctrl_%s.npy" % b))
+        np.save(os.path.join(HERE, "rank_ort_y_%s.npy" % b), sess.run(["y"], {"x": x})[0])
 
 
 lp_mid()
@@ -398,3 +449,4 @@ string_io()
 while_mid()
 ctrl_weight()
 nested_inputs()
+rank_mid()

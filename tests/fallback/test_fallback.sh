@@ -12,8 +12,10 @@
 # the device (dmlc run's region line and dmlc bench's "regions" name them)
 # and the kernels after it at the dims its branch decided; a branch the
 # device cannot run whole has host entries of its own, or runs on the CPU
-# with a note. A model with no node for the device runs
-# wholly on the host, which `dmlc run` notes. String inputs and outputs of
+# with a note; one whose branches differ in rank (the nodes after the If
+# copied into the branches) gives ONNX Runtime's result. A model with no
+# node for the device runs wholly on the host, which `dmlc run` notes.
+# String inputs and outputs of
 # a function with a device segment between two host entries come back as
 # the CPU plan's and ONNX Runtime's (issue 23). A Loop with a `while`
 # condition and a trip count computed from the input runs between device
@@ -127,6 +129,24 @@ for b in then else; do
     done
   fi
 done
+# an If whose branches differ in rank (f32[N,8] or f32[8]) between device
+# kernels: the nodes after it (Add, Reshape, Neg) are copied into both
+# branches at import (tail duplication), so the If on the host gives y;
+# y as ONNX Runtime's and the same on the device as on the CPU plan
+expect_ok rank-compile "$DMLC" compile "$HERE/rank_mid.onnx" -o "$WORK/rank.dmlpkg" --target cpu,vulkan --print-kernels
+has rank-note "function 'forward': 1 of 5 nodes on the host, the rest on the device"
+has rank-node "host nodes: 3 'choose' (If)"
+for b in then else; do
+  expect_ok "rank-cpu-$b" "$DMLC" run "$WORK/rank.dmlpkg" --input "x=$HERE/x_ctrl_$b.npy" --output-dir "$WORK/rank-cpu-$b"
+  cmp -s "$HERE/rank_ort_y_$b.npy" "$WORK/rank-cpu-$b/y.npy" && ok || bad "rank $b: y differs from ONNX Runtime's"
+  if [ $VK = 1 ]; then
+    expect_ok "rank-vk-$b" "$DMLC" run "$WORK/rank.dmlpkg" --input "x=$HERE/x_ctrl_$b.npy" --output-dir "$WORK/rank-vk-$b" --device vulkan
+    for o in y z; do
+      cmp -s "$WORK/rank-cpu-$b/$o.npy" "$WORK/rank-vk-$b/$o.npy" && ok || bad "rank $b: output $o differs"
+    done
+  fi
+done
+expect_err rank-strict "node 'choose' (If)" "$DMLC" compile "$HERE/rank_mid.onnx" -o "$WORK/r2.dmlpkg" --target cpu,vulkan --no-cpu-fallback
 # a Loop between device kernels, its trip count an input
 expect_ok loop-compile "$DMLC" compile "$HERE/loop_mid.onnx" -o "$WORK/loop.dmlpkg" --target cpu,vulkan
 has loop-node "host nodes: 3 'repeat' (Loop)"

@@ -17,7 +17,7 @@ typedef struct if_rt_tensor {
 typedef struct if_rt_case {
   const char *name, *model;
   uint32_t n_in, n_out;
-  if_rt_tensor_t in[3], out[2];
+  if_rt_tensor_t in[4], out[3];
 } if_rt_case_t;
 
 static const float rank_true_in_x[] = {
@@ -508,6 +508,82 @@ static const float loop_while_0_100_in_limit[] = {1.000000000e+02f};
 static const float loop_while_0_100_out_s_final[] = {5.000000000e-01f, 1.000000000e+00f,
                                                      -2.500000000e-01f};
 static const float loop_while_0_100_out_trace[] = {0};
+static const float shape_true_in_x[] = {5.117831007e-02f, 2.039168596e+00f,
+                                        2.818512917e-01f, -9.880171418e-01f,
+                                        7.840802670e-01f, 7.480984181e-02f};
+static const float shape_true_out_y[] = {5.117831007e-02f, 2.039168596e+00f,
+                                         2.818512917e-01f, 0.000000000e+00f,
+                                         7.840802670e-01f, 7.480984181e-02f};
+static const float shape_false_in_x[] = {5.117831007e-02f, 2.039168596e+00f,
+                                         2.818512917e-01f, -9.880171418e-01f,
+                                         7.840802670e-01f, 7.480984181e-02f};
+static const float shape_false_out_y[] = {5.117831007e-02f, 2.039168596e+00f,
+                                          2.818512917e-01f, -9.880171418e-01f,
+                                          7.840802670e-01f, 7.480984181e-02f};
+static const float tail_11_in_x[] = {
+    3.733960092e-01f, -6.564336419e-01f, 1.347812116e-01f, 9.271484613e-01f,
+    9.984231591e-01f, -5.901827943e-03f, -8.076123148e-02f};
+static const float tail_11_in_w[] = {3.000000119e-01f};
+static const float tail_11_out_z[] = {
+    2.144945413e-01f, 0.000000000e+00f, 7.742405683e-02f, 5.325934887e-01f,
+    5.735366940e-01f, 0.000000000e+00f, 0.000000000e+00f};
+static const float tail_11_out_s[] = {1.398048878e+00f};
+static const float tail_11_out_r[] = {
+    3.733960092e-01f, 0.000000000e+00f, 1.347812116e-01f, 9.271484613e-01f,
+    9.984231591e-01f, 0.000000000e+00f, 0.000000000e+00f};
+static const float tail_10_in_x[] = {
+    3.733960092e-01f, -6.564336419e-01f, 1.347812116e-01f, 9.271484613e-01f,
+    9.984231591e-01f, -5.901827943e-03f, -8.076123148e-02f};
+static const float tail_10_in_w[] = {3.000000119e-01f};
+static const float tail_10_out_z[] = {
+    2.144945413e-01f, 0.000000000e+00f, 7.742405683e-02f, 5.325934887e-01f,
+    5.735366940e-01f, 0.000000000e+00f, 0.000000000e+00f};
+static const float tail_10_out_s[] = {1.398048878e+00f};
+static const float tail_10_out_r[] = {
+    3.733960092e-01f, 0.000000000e+00f, 1.347812116e-01f, 9.271484613e-01f,
+    9.984231591e-01f, 0.000000000e+00f, 0.000000000e+00f};
+static const float tail_01_in_x[] = {
+    3.733960092e-01f, -6.564336419e-01f, 1.347812116e-01f, 9.271484613e-01f,
+    9.984231591e-01f, -5.901827943e-03f, -8.076123148e-02f};
+static const float tail_01_in_w[] = {3.000000119e-01f};
+static const float tail_01_out_z[] = {
+    2.144945413e-01f, -3.770833910e-01f, 7.742405683e-02f, 5.325934887e-01f,
+    5.735366940e-01f, -3.390260739e-03f, -4.639268294e-02f};
+static const float tail_01_out_s[] = {9.711823463e-01f};
+static const float tail_01_out_r[] = {
+    3.733960092e-01f, 0.000000000e+00f, 1.347812116e-01f, 9.271484613e-01f,
+    9.984231591e-01f, 0.000000000e+00f, 0.000000000e+00f};
+static const float tail_00_in_x[] = {
+    3.733960092e-01f, -6.564336419e-01f, 1.347812116e-01f, 9.271484613e-01f,
+    9.984231591e-01f, -5.901827943e-03f, -8.076123148e-02f};
+static const float tail_00_in_w[] = {3.000000119e-01f};
+static const float tail_00_out_z[] = {
+    2.144945413e-01f, 3.770833910e-01f, 7.742405683e-02f, 5.325934887e-01f,
+    5.735366940e-01f, 3.390260739e-03f, 4.639268294e-02f};
+static const float tail_00_out_s[] = {1.824915171e+00f};
+static const float tail_00_out_r[] = {
+    3.733960092e-01f, 0.000000000e+00f, 1.347812116e-01f, 9.271484613e-01f,
+    9.984231591e-01f, 0.000000000e+00f, 0.000000000e+00f};
+static const float loop_tail_1_3_in_x[] = {
+    3.733960092e-01f, -6.564336419e-01f, 1.347812116e-01f, 9.271484613e-01f,
+    9.984231591e-01f, -5.901827943e-03f, -8.076123148e-02f};
+static const float loop_tail_1_3_in_acc0[] = {5.000000000e-01f};
+static const float loop_tail_1_3_out_acc[] = {7.801246166e+00f};
+static const float loop_tail_1_0_in_x[] = {
+    3.733960092e-01f, -6.564336419e-01f, 1.347812116e-01f, 9.271484613e-01f,
+    9.984231591e-01f, -5.901827943e-03f, -8.076123148e-02f};
+static const float loop_tail_1_0_in_acc0[] = {5.000000000e-01f};
+static const float loop_tail_1_0_out_acc[] = {5.000000000e-01f};
+static const float loop_tail_0_3_in_x[] = {
+    3.733960092e-01f, -6.564336419e-01f, 1.347812116e-01f, 9.271484613e-01f,
+    9.984231591e-01f, -5.901827943e-03f, -8.076123148e-02f};
+static const float loop_tail_0_3_in_acc0[] = {5.000000000e-01f};
+static const float loop_tail_0_3_out_acc[] = {5.571956635e+00f};
+static const float loop_tail_0_0_in_x[] = {
+    3.733960092e-01f, -6.564336419e-01f, 1.347812116e-01f, 9.271484613e-01f,
+    9.984231591e-01f, -5.901827943e-03f, -8.076123148e-02f};
+static const float loop_tail_0_0_in_acc0[] = {5.000000000e-01f};
+static const float loop_tail_0_0_out_acc[] = {5.000000000e-01f};
 
 static const if_rt_case_t if_rt_cases[] = {
     {"rank_true",
@@ -622,6 +698,98 @@ static const if_rt_case_t if_rt_cases[] = {
       {"limit", 0, 0, {0}, loop_while_0_100_in_limit, 0, 0}},
      {{"s_final", 0, 1, {3}, loop_while_0_100_out_s_final, 0, 0},
       {"trace", 0, 1, {0}, loop_while_0_100_out_trace, 0, 0}}},
+    {"shape_true",
+     "if_rt_shape.onnx",
+     2,
+     1,
+     {{"cond", 1, 0, {0}, 0, 1, 0}, {"x", 0, 2, {2, 3}, shape_true_in_x, 0, 0}},
+     {{"y", 0, 2, {2, 3}, shape_true_out_y, 0, 0}}},
+    {"shape_false",
+     "if_rt_shape.onnx",
+     2,
+     1,
+     {{"cond", 1, 0, {0}, 0, 0, 0}, {"x", 0, 2, {2, 3}, shape_false_in_x, 0, 0}},
+     {{"y", 0, 2, {3, 2}, shape_false_out_y, 0, 0}}},
+    {"tail_11",
+     "if_rt_tail.onnx",
+     4,
+     3,
+     {{"x", 0, 2, {1, 7}, tail_11_in_x, 0, 0},
+      {"c", 1, 0, {0}, 0, 1, 0},
+      {"c2", 1, 0, {0}, 0, 1, 0},
+      {"w", 0, 0, {0}, tail_11_in_w, 0, 0}},
+     {{"z", 0, 1, {7}, tail_11_out_z, 0, 0},
+      {"s", 0, 0, {0}, tail_11_out_s, 0, 0},
+      {"r", 0, 2, {1, 7}, tail_11_out_r, 0, 0}}},
+    {"tail_10",
+     "if_rt_tail.onnx",
+     4,
+     3,
+     {{"x", 0, 2, {1, 7}, tail_10_in_x, 0, 0},
+      {"c", 1, 0, {0}, 0, 1, 0},
+      {"c2", 1, 0, {0}, 0, 0, 0},
+      {"w", 0, 0, {0}, tail_10_in_w, 0, 0}},
+     {{"z", 0, 1, {7}, tail_10_out_z, 0, 0},
+      {"s", 0, 0, {0}, tail_10_out_s, 0, 0},
+      {"r", 0, 2, {1, 7}, tail_10_out_r, 0, 0}}},
+    {"tail_01",
+     "if_rt_tail.onnx",
+     4,
+     3,
+     {{"x", 0, 2, {1, 7}, tail_01_in_x, 0, 0},
+      {"c", 1, 0, {0}, 0, 0, 0},
+      {"c2", 1, 0, {0}, 0, 1, 0},
+      {"w", 0, 0, {0}, tail_01_in_w, 0, 0}},
+     {{"z", 0, 1, {7}, tail_01_out_z, 0, 0},
+      {"s", 0, 0, {0}, tail_01_out_s, 0, 0},
+      {"r", 0, 2, {1, 7}, tail_01_out_r, 0, 0}}},
+    {"tail_00",
+     "if_rt_tail.onnx",
+     4,
+     3,
+     {{"x", 0, 2, {1, 7}, tail_00_in_x, 0, 0},
+      {"c", 1, 0, {0}, 0, 0, 0},
+      {"c2", 1, 0, {0}, 0, 0, 0},
+      {"w", 0, 0, {0}, tail_00_in_w, 0, 0}},
+     {{"z", 0, 1, {7}, tail_00_out_z, 0, 0},
+      {"s", 0, 0, {0}, tail_00_out_s, 0, 0},
+      {"r", 0, 2, {1, 7}, tail_00_out_r, 0, 0}}},
+    {"loop_tail_1_3",
+     "if_rt_loop_tail.onnx",
+     4,
+     1,
+     {{"x", 0, 2, {1, 7}, loop_tail_1_3_in_x, 0, 0},
+      {"c", 1, 0, {0}, 0, 1, 0},
+      {"M", 2, 0, {0}, 0, 0, 3},
+      {"acc0", 0, 1, {1}, loop_tail_1_3_in_acc0, 0, 0}},
+     {{"acc", 0, 1, {1}, loop_tail_1_3_out_acc, 0, 0}}},
+    {"loop_tail_1_0",
+     "if_rt_loop_tail.onnx",
+     4,
+     1,
+     {{"x", 0, 2, {1, 7}, loop_tail_1_0_in_x, 0, 0},
+      {"c", 1, 0, {0}, 0, 1, 0},
+      {"M", 2, 0, {0}, 0, 0, 0},
+      {"acc0", 0, 1, {1}, loop_tail_1_0_in_acc0, 0, 0}},
+     {{"acc", 0, 1, {1}, loop_tail_1_0_out_acc, 0, 0}}},
+    {"loop_tail_0_3",
+     "if_rt_loop_tail.onnx",
+     4,
+     1,
+     {{"x", 0, 2, {1, 7}, loop_tail_0_3_in_x, 0, 0},
+      {"c", 1, 0, {0}, 0, 0, 0},
+      {"M", 2, 0, {0}, 0, 0, 3},
+      {"acc0", 0, 1, {1}, loop_tail_0_3_in_acc0, 0, 0}},
+     {{"acc", 0, 1, {1}, loop_tail_0_3_out_acc, 0, 0}}},
+    {"loop_tail_0_0",
+     "if_rt_loop_tail.onnx",
+     4,
+     1,
+     {{"x", 0, 2, {1, 7}, loop_tail_0_0_in_x, 0, 0},
+      {"c", 1, 0, {0}, 0, 0, 0},
+      {"M", 2, 0, {0}, 0, 0, 0},
+      {"acc0", 0, 1, {1}, loop_tail_0_0_in_acc0, 0, 0}},
+     {{"acc", 0, 1, {1}, loop_tail_0_0_out_acc, 0, 0}}},
 };
 
 #endif
