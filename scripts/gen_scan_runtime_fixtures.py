@@ -56,6 +56,22 @@ def gen_cumsum(t="T", fname="scan_rt_cumsum.onnx"):
           [vi("s_final", [4]), vi("y", [t, 4])], fname)
 
 
+def gen_resid():
+    """The cumulative sum's scan output added to x (both [T, 4]): refused
+    for now (the Loop's scan output has a data-dependent length of its own,
+    not T)."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "x_t"], ["s_out"], name="rs_add"),
+         helper.make_node("Identity", ["s_out"], ["y_t"], name="rs_id")],
+        "resid_body", [vi("s_in", [4]), vi("x_t", [4])],
+        [vi("s_out", [4]), vi("y_t", [4])])
+    nodes = [helper.make_node("Scan", ["s0", "x"], ["s_final", "y"], name="scan_resid",
+                              num_scan_inputs=1, body=body),
+             helper.make_node("Add", ["y", "x"], ["z"], name="resid_add")]
+    model(nodes, [vi("s0", [4]), vi("x", ["T", 4])], [vi("z", ["T", 4])],
+          "scan_rt_resid.onnx")
+
+
 def gen_scan8():
     """Scan-8 (opset 8: batch axis, sequence_lens) over a symbolic T: its
     batch form is only unrolled, so this is refused."""
@@ -130,6 +146,7 @@ def main():
     # static, but more steps than unrolling takes (ONNX_LOOP_MAX_ITERS)
     gen_cumsum(70000, "scan_rt_long.onnx")
     gen_scan8()
+    gen_resid()
     gen_rnn()
     gen_two()
     cases = []  # (case name, model file, inputs {name: array}, output names)

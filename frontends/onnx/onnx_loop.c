@@ -65,7 +65,9 @@
  * position T-1-iter. The states are the Loop's carried values (their shape
  * must stay: UNIMPLEMENTED otherwise), the scan outputs the Loop's (stacked
  * along axis 0, their length a data-dependent dim bounded by
- * --dynamic-dim-bound, not by T's bound), then reversed for
+ * --dynamic-dim-bound, not T: an op combining a scan output with a value of
+ * length T fails shape inference; ir/infer.c would have to give a Loop
+ * without cond the trip count's dim), then reversed for
  * scan_output_directions 1 (Slice) and moved to scan_output_axes by a
  * Transpose. The rule: static scan lengths within the caps are unrolled,
  * which lets the compiler fuse across steps; everything else runs as a
