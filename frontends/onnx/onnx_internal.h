@@ -287,7 +287,10 @@ dml_status_t onnx_imp_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
  * body nodes imported by unrolling in the whole model. */
 #define ONNX_LOOP_MAX_ITERS 65536
 #define ONNX_LOOP_MAX_NODES 100000
-/* The Loop and Scan importers (onnx_loop.c): full unrolling. */
+/* The Loop and Scan importers (onnx_loop.c): full unrolling when the
+ * number of iterations is known at compile time and within the caps, else
+ * the IR op Loop run at run time (a Scan-9..17 too, its body wrapped in a
+ * Loop body). */
 dml_status_t onnx_imp_loop(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                            const onnx_op_entry_t *e, dml_ir_value_t **in, uint32_t n_in);
 dml_status_t onnx_imp_scan(onnx_ctx_t *ctx, const Onnx__NodeProto *np,

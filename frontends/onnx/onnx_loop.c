@@ -1,6 +1,8 @@
 /*
  * onnx_loop.c — ONNX Loop (opsets 7..17) and Scan (opsets 8 and 9..17),
- * lowered at import time by full unrolling.
+ * lowered at import time by full unrolling when the number of iterations
+ * is known at compile time, else run as a loop at run time (the IR op
+ * Loop).
  *
  * The IR has no control flow, so a loop whose number of iterations is known
  * at compile time becomes its body imported inline once per iteration (as
@@ -42,21 +44,47 @@
  * Loop (ops.def) names it; the CPU executor runs it once per iteration
  * (runtime/rt_session.c, run_loop). Carried values must keep their shape
  * (UNIMPLEMENTED otherwise), scan outputs get a data-dependent length
- * bounded by --dynamic-dim-bound; GPU targets refuse the node. Carried
- * sequences still need the unrolled form ("the number of iterations depends
- * on run-time data").
+ * bounded by --dynamic-dim-bound; on the GPU targets the host runs the
+ * loop and the body's kernels run on the device. Carried sequences still
+ * need the unrolled form ("the number of iterations depends on run-time
+ * data").
+ *
+ * Run-time Scan. A Scan-9..17 whose scan length is not static (a symbolic
+ * dim: an RNN over time steps T), or whose unrolling would pass the caps
+ * below (more than ONNX_LOOP_MAX_ITERS steps, or the model's unrolled
+ * nodes over ONNX_LOOP_MAX_NODES), becomes such a run-time Loop
+ * (import_runtime_scan): trip count Gather(Shape(x0), axis0) computed in
+ * the IR (x0 the first scan input; all must have that length at run time,
+ * a shorter one fails in its Gather, OUT_OF_RANGE on the CPU); no cond.
+ * The body function is a Loop body made around the Scan body: it takes
+ * (iter, cond, states...) and the whole scan inputs as captures, and per
+ * scan input Gather(x_j, iter)
+ * along its axis (a scalar index: the axis is dropped) gives the body's
+ * scan input j; a scan input with scan_input_directions 1 is reversed along
+ * its axis before the Loop (Slice with step -1), so that `iter` reads
+ * position T-1-iter. The states are the Loop's carried values (their shape
+ * must stay: UNIMPLEMENTED otherwise), the scan outputs the Loop's (stacked
+ * along axis 0, their length a data-dependent dim bounded by
+ * --dynamic-dim-bound, not T: an op combining a scan output with a value of
+ * length T fails shape inference; ir/infer.c would have to give a Loop
+ * without cond the trip count's dim), then reversed for
+ * scan_output_directions 1 (Slice) and moved to scan_output_axes by a
+ * Transpose. The rule: static scan lengths within the caps are unrolled,
+ * which lets the compiler fuse across steps; everything else runs as a
+ * loop. Scan-8 (batch axis, sequence_lens) is only unrolled.
  *
  * Limits (UNIMPLEMENTED naming the node): a carried sequence with a number
- * of iterations that depends on run-time data, a
- * scan input whose length is not static, Scan with zero iterations, a Loop
- * body whose cond or scan outputs are sequences, and more than
- * ONNX_LOOP_MAX_ITERS (65,536) iterations of one node or ONNX_LOOP_MAX_NODES
- * (100,000) nodes imported by unrolling in the whole model (each iteration
- * counts its body's nodes, nested bodies included, plus one; nested loops
- * add up), checked before a node's first iteration is imported, so that a
- * hostile model cannot make the compiler's work explode. The body's nodes run
- * once per iteration in the compiled program: the IR grows with the trip
- * count.
+ * of iterations that depends on run-time data, a Scan-8 scan input whose
+ * length is not static, a scan input of unknown rank, a Scan with a static
+ * length of zero, a Loop body whose cond or scan outputs are sequences, and,
+ * for the unrolled forms (Loop, Scan-8), more than ONNX_LOOP_MAX_ITERS
+ * (65,536) iterations of one node or ONNX_LOOP_MAX_NODES (100,000) nodes
+ * imported by unrolling in the whole model (each iteration counts its
+ * body's nodes, nested bodies included, plus one; nested loops add up),
+ * checked before a node's first iteration is imported, so that a hostile
+ * model cannot make the compiler's work explode (Scan-9..17 past them runs
+ * as a loop instead). The body's nodes run once per iteration in the
+ * compiled program: the unrolled IR grows with the trip count.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -514,6 +542,241 @@ static dml_status_t scan_run(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
   return st;
 }
 
+/* ---- Scan run at run time ---- */
+
+/* Output `name` of a node made here, as value v, under a fresh name
+ * "<base>" (so that a synthetic subgraph can read it). */
+static dml_status_t bind_fresh(onnx_ctx_t *ctx, const char *base, dml_ir_value_t *v,
+                               const char **out_name) {
+  const char *name = onnx_unique_name(ctx, base);
+  if (!name) return oom();
+  *out_name = name;
+  return bind_value(ctx, name, v);
+}
+
+/* Appends IR node `op` of operands ops[0..n) with int attribute `attr`
+ * (NULL: none) = a; *out its output. */
+static dml_status_t emit1(onnx_ctx_t *ctx, const Onnx__NodeProto *np, dml_op_t op,
+                          uint32_t n, dml_ir_value_t *const *ops, const char *attr,
+                          int64_t a, dml_ir_value_t **out) {
+  dml_ir_node_t *node = NULL;
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, op, np->name, n, ops, 1, &node));
+  if (attr) DML_RETURN_IF_ERROR(dml_ir_node_set_attr_int(node, attr, a));
+  *out = node->outputs[0];
+  return DML_OK;
+}
+
+/* x reversed along `axis`: Slice(x, [-1], [INT64_MIN], [axis], [-1]). */
+static dml_status_t reverse_axis(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                 dml_ir_value_t *x, int64_t axis, dml_ir_value_t **out) {
+  static const int64_t vals[4] = {-1, INT64_MIN, 0, -1};
+  dml_ir_value_t *ops[5] = {x, NULL, NULL, NULL, NULL};
+  for (int i = 0; i < 4; i++)
+    DML_RETURN_IF_ERROR(
+        onnx_const_i64(ctx, "scan_reverse", i == 2 ? &axis : &vals[i], 1, &ops[1 + i]));
+  DML_RETURN_IF_ERROR(emit1(ctx, np, DML_OP_SLICE, 5, ops, NULL, 0, out));
+  return dml_ir_infer_node(ctx->m, ctx->f->last);
+}
+
+/* The length of x along `axis` as an i64 scalar computed in the IR:
+ * Gather(Shape(x), axis). */
+static dml_status_t length_of(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                              dml_ir_value_t *x, int64_t axis, dml_ir_value_t **out) {
+  dml_ir_value_t *ops[2] = {NULL, NULL};
+  DML_RETURN_IF_ERROR(emit1(ctx, np, DML_OP_SHAPE, 1, &x, NULL, 0, &ops[0]));
+  dml_type_t t = dml_type_static(DML_DTYPE_I64, 0, NULL);
+  const char *name = onnx_unique_name(ctx, "scan_axis");
+  if (!name) return oom();
+  DML_RETURN_IF_ERROR(
+      dml_ir_module_add_global(ctx->m, name, &t, &axis, sizeof(axis), 0, &ops[1]));
+  return emit1(ctx, np, DML_OP_GATHER, 2, ops, "axis", 0, out);
+}
+
+/* The Scan (opsets 9..17) as a run-time Loop (ops.def): states[0..n_state)
+ * the carried values, xs[0..n_x) the scan inputs (axes normalized);
+ * trip count = the length of xs[0] along its axis (Gather(Shape)). The body
+ * function is a Loop body synthesized around the Scan body g: inputs (iter,
+ * cond, g's state inputs), nodes Identity(cond) -> cond out, per scan input
+ * Gather(x_j, iter) along its axis -> g's scan input j (x_j reversed along
+ * its axis beforehand for scan_input_directions 1), then g's nodes; outputs
+ * (cond, g's outputs). The Loop's scan outputs (stacked on axis 0) are then
+ * reversed for scan_output_directions 1 and moved to scan_output_axes by a
+ * Transpose. */
+static dml_status_t import_runtime_scan(
+    onnx_ctx_t *ctx, const Onnx__NodeProto *np, const char *label,
+    const Onnx__GraphProto *g, size_t first, size_t n_state, dml_ir_value_t **states,
+    size_t n_x, dml_ir_value_t *const *xs, const int64_t *in_axes, const int64_t *in_dirs,
+    size_t n_out, const int64_t *out_axes, const int64_t *out_dirs) {
+  size_t n_gin = 2 + n_state, n_gnode = 1 + n_x + g->n_node, n_gout = 1 + g->n_output;
+  Onnx__ValueInfoProto vis[3];
+  Onnx__NodeProto *nodes = (Onnx__NodeProto *)calloc(1 + n_x, sizeof(*nodes));
+  Onnx__AttributeProto *axattr = (Onnx__AttributeProto *)calloc(n_x + 1, sizeof(*axattr));
+  Onnx__AttributeProto **axptr = (Onnx__AttributeProto **)calloc(n_x + 1, sizeof(*axptr));
+  Onnx__NodeProto **gnodes = (Onnx__NodeProto **)calloc(n_gnode, sizeof(*gnodes));
+  Onnx__ValueInfoProto **gin = (Onnx__ValueInfoProto **)calloc(n_gin, sizeof(*gin));
+  Onnx__ValueInfoProto **gout = (Onnx__ValueInfoProto **)calloc(n_gout, sizeof(*gout));
+  /* Node inputs: Identity (1), the Gathers (2 each); outputs 1 each. */
+  char **names = (char **)calloc(1 + 2 * n_x + 1 + n_x + 1, sizeof(char *));
+  /* The Loop node's inputs (M, cond, states) and outputs. */
+  char **lin = (char **)calloc(2 + n_state, sizeof(char *));
+  char **lout = (char **)calloc(np->n_output + 1, sizeof(char *));
+  dml_ir_value_t **lv = (dml_ir_value_t **)calloc(2 + n_state, sizeof(*lv));
+  dml_status_t st = !nodes || !axattr || !axptr || !gnodes || !gin || !gout || !names ||
+                            !lin || !lout || !lv
+                        ? oom()
+                        : DML_OK;
+  const char *iter = NULL, *cond = NULL, *cond_out = NULL, *trip = NULL;
+  if (!st) {
+    iter = onnx_unique_name(ctx, "scan_iter");
+    cond = onnx_unique_name(ctx, "scan_cond");
+    cond_out = onnx_unique_name(ctx, "scan_cond_out");
+    trip = onnx_unique_name(ctx, "scan_trip_count");
+    if (!iter || !cond || !cond_out || !trip) st = oom();
+  }
+  if (!st) st = length_of(ctx, np, xs[0], in_axes[0], &lv[0]);
+  if (!st) st = bind_value(ctx, trip, lv[0]);
+  /* The synthetic Loop body. */
+  static const Onnx__ValueInfoProto vi_init = ONNX__VALUE_INFO_PROTO__INIT;
+  static const Onnx__NodeProto np_init = ONNX__NODE_PROTO__INIT;
+  static const Onnx__AttributeProto at_init = ONNX__ATTRIBUTE_PROTO__INIT;
+  for (int i = 0; i < 3; i++) vis[i] = vi_init;
+  if (!st) {
+    vis[0].name = (char *)iter;
+    vis[1].name = (char *)cond;
+    vis[2].name = (char *)cond_out;
+    gin[0] = &vis[0];
+    gin[1] = &vis[1];
+    for (size_t k = 0; k < n_state; k++) gin[2 + k] = g->input[k];
+    gout[0] = &vis[2];
+    for (size_t k = 0; k < g->n_output; k++) gout[1 + k] = g->output[k];
+    size_t at = 0;
+    nodes[0] = np_init;
+    nodes[0].op_type = (char *)"Identity";
+    nodes[0].n_input = 1;
+    nodes[0].input = names + at;
+    names[at++] = (char *)cond;
+    nodes[0].n_output = 1;
+    nodes[0].output = names + at;
+    names[at++] = (char *)cond_out;
+    gnodes[0] = &nodes[0];
+    for (size_t j = 0; j < n_x && !st; j++) {
+      const char *xname = np->input[first + n_state + j];
+      if (in_dirs[j]) {
+        dml_ir_value_t *r = NULL;
+        st = reverse_axis(ctx, np, xs[j], in_axes[j], &r);
+        if (!st) st = bind_fresh(ctx, "scan_reversed", r, &xname);
+      }
+      Onnx__NodeProto *gn = &nodes[1 + j];
+      *gn = np_init;
+      gn->op_type = (char *)"Gather";
+      gn->n_input = 2;
+      gn->input = names + at;
+      names[at++] = (char *)xname;
+      names[at++] = (char *)iter;
+      gn->n_output = 1;
+      gn->output = names + at;
+      names[at++] = g->input[n_state + j]->name;
+      axattr[j] = at_init;
+      axattr[j].name = (char *)"axis";
+      axattr[j].has_type = 1;
+      axattr[j].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+      axattr[j].has_i = 1;
+      axattr[j].i = in_axes[j];
+      axptr[j] = &axattr[j];
+      gn->n_attribute = 1;
+      gn->attribute = &axptr[j];
+      gnodes[1 + j] = gn;
+    }
+    for (size_t i = 0; i < g->n_node; i++) gnodes[1 + n_x + i] = g->node[i];
+  }
+  Onnx__GraphProto lg = *g;
+  lg.n_node = n_gnode;
+  lg.node = gnodes;
+  lg.n_input = n_gin;
+  lg.input = gin;
+  lg.n_output = n_gout;
+  lg.output = gout;
+  Onnx__AttributeProto body_attr = at_init;
+  Onnx__AttributeProto *body_ptr = &body_attr;
+  body_attr.name = (char *)"body";
+  body_attr.has_type = 1;
+  body_attr.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+  body_attr.g = &lg;
+  /* The Loop node: outputs needing a Reverse or Transpose get fresh names. */
+  Onnx__NodeProto ln = np_init;
+  ln.name = np->name;
+  ln.op_type = (char *)"Loop";
+  ln.n_input = 2 + n_state;
+  ln.input = lin;
+  ln.n_output = np->n_output;
+  ln.output = lout;
+  ln.n_attribute = 1;
+  ln.attribute = &body_ptr;
+  if (!st) {
+    lin[0] = (char *)trip;
+    lin[1] = (char *)"";
+    for (size_t k = 0; k < n_state; k++) {
+      lin[2 + k] = np->input[first + k];
+      lv[2 + k] = states[k];
+    }
+    for (size_t k = 0; k < np->n_output && !st; k++) {
+      lout[k] = np->output[k];
+      if (k < n_state || is_empty(np->output[k]) ||
+          (!out_dirs[k - n_state] && !out_axes[k - n_state]))
+        continue;
+      const char *fresh = onnx_unique_name(ctx, "scan_stacked");
+      if (!fresh) st = oom();
+      lout[k] = (char *)fresh;
+    }
+  }
+  if (!st) {
+    st = import_runtime_loop(ctx, &ln, label, &lg, lv, n_state);
+    if (st)
+      st = dml_status_annotate(st,
+                               "importing %s as a loop run at run time (its scan length "
+                               "is not static, or too long to unroll)",
+                               label);
+  }
+  /* Scan outputs: reversed, then moved to their axis. */
+  for (size_t k = 0; k < n_out && !st; k++) {
+    const char *oname = np->output[n_state + k];
+    if (lout[n_state + k] == np->output[n_state + k]) continue;
+    dml_ir_value_t *v =
+        (dml_ir_value_t *)onnx_map_find(&ctx->names, lout[n_state + k])->val;
+    int32_t r = v->type.rank;
+    int64_t ax = out_axes[k] < 0 ? out_axes[k] + r : out_axes[k];
+    if (ax < 0 || ax >= r) {
+      st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: scan_output_axes[%zu] = %lld is out of range for "
+                           "rank %d",
+                           label, k, (long long)out_axes[k], (int)r);
+      break;
+    }
+    if (out_dirs[k]) st = reverse_axis(ctx, np, v, 0, &v);
+    if (!st && ax) {
+      int64_t perm[DML_MAX_RANK];
+      for (int32_t d = 0; d < r; d++) perm[d] = d < ax ? d + 1 : d == ax ? 0 : d;
+      dml_ir_node_t *node = NULL;
+      st = onnx_emit(ctx, DML_OP_TRANSPOSE, np->name, 1, &v, 1, &node);
+      if (!st) st = dml_ir_node_set_attr_ints(node, "perm", perm, (size_t)r);
+      if (!st) st = dml_ir_infer_node(ctx->m, node);
+      if (!st) v = node->outputs[0];
+    }
+    if (!st) st = bind_value(ctx, oname, v);
+  }
+  free(nodes);
+  free(axattr);
+  free(axptr);
+  free(gnodes);
+  free(gin);
+  free(gout);
+  free(names);
+  free(lin);
+  free(lout);
+  free(lv);
+  return st;
+}
+
 /* Integer list attribute `name` of np into out[0..n) (default dflt). */
 static dml_status_t ints_attr(const Onnx__NodeProto *np, const char *label,
                               const char *name, size_t n, int64_t dflt, int64_t *out) {
@@ -576,24 +839,36 @@ dml_status_t onnx_imp_scan(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
     if (!st) st = ints_attr(np, label, "scan_output_axes", n_out, 0, out_axes);
     if (!st) st = ints_attr(np, label, "scan_output_directions", n_out, 0, out_dirs);
   }
-  /* The number of iterations (and Scan-8's batch). */
+  /* The number of iterations (and Scan-8's batch); run_time when a scan
+   * length is not static. */
   int64_t T = -1, B = 1;
+  int run_time = 0;
   for (size_t j = 0; j < n_x && !st; j++) {
     const dml_type_t *t = type_of(ctx, xs[j]);
     int64_t ax = in_axes[j];
     if (t->rank != DML_RANK_UNKNOWN && ax < 0) ax += t->rank;
-    if (t->rank == DML_RANK_UNKNOWN || ax < 0 || ax >= t->rank || t->dims[ax].sym >= 0) {
+    if (t->rank == DML_RANK_UNKNOWN || ax < 0 || ax >= t->rank ||
+        (t->dims[ax].sym >= 0 && v8)) {
       st = dml_status_detail(
           dml_status_make(
               DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
               "%s: the length of scan input %zu ('%s') along axis %lld is not "
-              "known at compile time: the number of iterations depends on "
-              "run-time data",
-              label, j, np->input[first + n_state + j], (long long)in_axes[j]),
-          "Scan is unrolled at import time: its scan inputs need static lengths");
+              "known at compile time%s",
+              label, j, np->input[first + n_state + j], (long long)in_axes[j],
+              t->rank == DML_RANK_UNKNOWN ? " (its rank is unknown)"
+              : v8 ? ": the number of iterations depends on run-time data"
+                   : " (the axis is out of range)"),
+          v8 ? "Scan-8 (with a batch axis and sequence_lens) is unrolled at import "
+               "time: its scan inputs need static lengths; Scan-9 and later run "
+               "such a scan as a loop at run time"
+             : "a Scan run at run time needs the rank of its scan inputs");
       break;
     }
     in_axes[j] = ax;
+    if (t->dims[ax].sym >= 0) {
+      run_time = 1;
+      continue;
+    }
     if (T >= 0 && t->dims[ax].value != T)
       st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
                            "%s: scan input %zu has length %lld, scan input 0 %lld", label,
@@ -608,12 +883,31 @@ dml_status_t onnx_imp_scan(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
         B = t->dims[0].value;
     }
   }
+  if (!st && !v8 && !run_time) {
+    /* Static lengths: unrolled, unless that would pass the caps. */
+    size_t before = ctx->unrolled_nodes;
+    if (T > ONNX_LOOP_MAX_ITERS) {
+      run_time = 1;
+    } else if (T > 0) {
+      dml_status_t cst = count_unroll(ctx, label, body, T);
+      if (cst) {
+        dml_status_free(cst);
+        ctx->unrolled_nodes = before;
+        run_time = 1;
+      }
+    }
+  }
+  if (!st && run_time) {
+    st = import_runtime_scan(ctx, np, label, body, first, n_state, states, n_x, xs,
+                             in_axes, in_dirs, n_out, out_axes, out_dirs);
+    goto done;
+  }
   if (!st && T == 0)
     st = dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
                          "%s: the scan inputs are empty (zero iterations)", label);
   if (!st && T > ONNX_LOOP_MAX_ITERS) st = too_many(label, T);
   if (!st && B > ONNX_LOOP_MAX_ITERS) st = too_many(label, B);
-  if (!st) st = count_unroll(ctx, label, body, B * T);
+  if (!st && v8) st = count_unroll(ctx, label, body, B * T);
   if (!st && v8 && n_in > 0 && in[0]) {
     /* sequence_lens: every element the full length. */
     dml_ir_value_t *sl = in[0];
@@ -667,6 +961,7 @@ dml_status_t onnx_imp_scan(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
     if (v8) st = stack(ctx, np, outv + k * (size_t)B, (size_t)B, 0, 0, &v);
     if (!st) st = emit_output(ctx, np, np->output[n_state + k], v);
   }
+done:
   free(in_axes);
   free(in_dirs);
   free(out_axes);

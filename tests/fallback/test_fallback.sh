@@ -173,6 +173,29 @@ for dv in cpu vulkan; do
     grep -q "^region:" <<<"$out" && bad "while cpu: a region line on the cpu: $out" || ok
   fi
 done
+# a Scan over a symbolic length T (a run-time Loop, onnx_loop.c) between
+# device kernels: its body's kernels on the device once per step (T = 37),
+# the results the CPU plan's bit for bit (cumulative sum; two scan inputs
+# with reverse directions and output axis 1: Add, Mul, Sub and data
+# movement, exactly rounded); the RNN cell (MatMul, Tanh) runs its body on
+# the device (values: test_onnx_scan_runtime on the CPU)
+SCANS="$HERE/../onnx/fixtures"
+for m in cumsum:s0,x:s_final,y two:s0,x,w:s_final,y1,y2 rnn:h0,x:h_final,y; do
+  IFS=: read -r name ins outs <<<"$m"
+  expect_ok "scan-$name-compile" "$DMLC" compile "$SCANS/scan_rt_$name.onnx" -o "$WORK/scan_$name.dmlpkg" --target cpu,vulkan
+  has "scan-$name-node" "(Loop: 1 node; host nodes:"
+  args=()
+  for i in ${ins//,/ }; do args+=(--input "$i=$HERE/x_scan_${name}_$i.npy"); done
+  expect_ok "scan-$name-cpu" "$DMLC" run "$WORK/scan_$name.dmlpkg" "${args[@]}" --output-dir "$WORK/scan-$name-cpu"
+  [ $VK = 1 ] || continue
+  expect_ok "scan-$name-vk" "$DMLC" run "$WORK/scan_$name.dmlpkg" "${args[@]}" --output-dir "$WORK/scan-$name-vk" --device vulkan
+  has "scan-$name-region" "region: node 'scan_$name' (Loop) body, function 'scan_$name.body', on vulkan:"
+  has "scan-$name-runs" ": 37 run(s) in the last run, kernels: k0_move"
+  [ $name = rnn ] && continue
+  for o in ${outs//,/ }; do
+    cmp -s "$WORK/scan-$name-cpu/$o.npy" "$WORK/scan-$name-vk/$o.npy" && ok || bad "scan $name: output $o: vulkan and cpu results differ"
+  done
+done
 expect_err while-strict "a Loop whose number of iterations is only known at run time) runs on the cpu target only" "$DMLC" compile "$HERE/while_mid.onnx" -o "$WORK/w2.dmlpkg" --target cpu,vulkan --no-cpu-fallback
 if [ $VK = 1 ]; then
   expect_ok ctrl-bench "$DMLC" bench "$WORK/ctrl.dmlpkg" --device vulkan --iterations 3 --warmup 1 --json
@@ -296,6 +319,17 @@ if "$DMLC" compile "$HERE/lp_mid.onnx" -o "$WORK/c.dmlpkg" --target cuda --cuda-
     expect_ok cuda-loop-run "$DMLC" run "$WORK/cloop.dmlpkg" --input "x=$HERE/x_ctrl_else.npy" --input "trip=$HERE/trip3.npy" --output-dir "$WORK/cloop-cu" --device cuda
     has cuda-loop-region "region: node 'repeat' (Loop) body, function 'repeat.body', on cuda:"
     cmp -s "$WORK/cloop-cpu/y.npy" "$WORK/cloop-cu/y.npy" && ok || bad "cuda loop: cuda and cpu results differ"
+    # a Scan over a symbolic T (a run-time Loop): its body on the device,
+    # 37 steps; the cumulative sum (Add only) bit for bit as the CPU's
+    expect_ok cuda-scan "$DMLC" compile "$SCANS/scan_rt_cumsum.onnx" -o "$WORK/cscan.dmlpkg" --target cpu,cuda --cuda-arch ptx
+    sargs=(--input "s0=$HERE/x_scan_cumsum_s0.npy" --input "x=$HERE/x_scan_cumsum_x.npy")
+    expect_ok cuda-scan-cpu "$DMLC" run "$WORK/cscan.dmlpkg" "${sargs[@]}" --output-dir "$WORK/cscan-cpu"
+    expect_ok cuda-scan-run "$DMLC" run "$WORK/cscan.dmlpkg" "${sargs[@]}" --output-dir "$WORK/cscan-cu" --device cuda
+    has cuda-scan-region "region: node 'scan_cumsum' (Loop) body, function 'scan_cumsum.body', on cuda:"
+    has cuda-scan-runs ": 37 run(s) in the last run"
+    for o in s_final y; do
+      cmp -s "$WORK/cscan-cpu/$o.npy" "$WORK/cscan-cu/$o.npy" && ok || bad "cuda scan: output $o: cuda and cpu results differ"
+    done
   else
     echo "note: no CUDA device here: the cuda runs of the run-time If and Loop were skipped"
   fi
