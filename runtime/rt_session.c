@@ -1401,6 +1401,9 @@ static dml_status_t run_if(dml_rt_session_t *s, uint32_t k) {
   b->timeout_s = s->timeout_s;
   /* a branch on the device keeps its results there (region_output) */
   b->region_lazy = b->backend && b->backend->read_output;
+  /* this run's captures may have other dims than the last run's: unbind
+   * those before binding (set_input checks each against the bound ones) */
+  dml_rt_session_clear_inputs(b);
   dml_status_t st = DML_OK;
   for (uint32_t j = 1; j < n->n_inputs && !st; j++)
     st = cf_on_device(s, k, j)
@@ -1515,6 +1518,8 @@ static dml_status_t run_loop(dml_rt_session_t *s, uint32_t k) {
   int64_t count = 0;
   b->timeout_set = s->timeout_set;
   b->timeout_s = s->timeout_s;
+  /* the last run's inputs may have other dims (as in run_if) */
+  dml_rt_session_clear_inputs(b);
   dml_status_t st = DML_OK;
   for (int64_t it = 0; it < trips && cond && !st; it++) {
     s->region_runs[2 * k]++;
