@@ -31,6 +31,7 @@
 #include "dml_ops.h"
 #include "dml_rt.h"
 #include "dml_shape.h"
+#include "dml_tensor_eager.h"
 #include "rt_backend.h"
 
 /* The one row of an empty eager library (its count 0; C has no empty
@@ -1458,14 +1459,19 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
  * Gemm, Conv, Softmax: dims only, every element stays on the device); its
  * errors name the op and device `dev` (rule_err). At most MAX_OP_INPUTS
  * inputs (INVALID_ARGUMENT beyond). */
-static dml_status_t rule_dims(const dml_rt_device_t *dev, dml_op_t id, slot_t *const *x,
-                              uint32_t n, const dml_attr_t *attrs, uint32_t n_attrs,
-                              dml_tensor_t *y) {
+static dml_status_t rule_dims_n(const dml_rt_device_t *dev, dml_op_t id, slot_t *const *x,
+                                uint32_t n, const dml_attr_t *attrs, uint32_t n_attrs,
+                                dml_tensor_t *y, uint32_t n_out) {
   const char *opn = dml_op_name(id);
   dml_tensor_t in[MAX_OP_INPUTS];
   void *owned[MAX_OP_INPUTS] = {0};
+  uint64_t cap[DML_MAX_EAGER_OUTPUTS];
   memset(in, 0, sizeof in);
-  memset(y, 0, sizeof *y);
+  if (n_out < 1 || n_out > DML_MAX_EAGER_OUTPUTS)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn, "%u outputs: 1 to %d", n_out,
+                           DML_MAX_EAGER_OUTPUTS);
+  memset(y, 0, sizeof *y * n_out);
+  for (uint32_t i = 0; i < n_out; i++) cap[i] = UINT64_MAX;
   if (n > MAX_OP_INPUTS)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn, "%u inputs: at most %d", n,
                            MAX_OP_INPUTS);
@@ -1482,20 +1488,42 @@ static dml_status_t rule_dims(const dml_rt_device_t *dev, dml_op_t id, slot_t *c
       if (own) owned[j] = in[j].data;
     }
   }
-  uint64_t cap = UINT64_MAX;
   dml_cpu_call_t call;
   memset(&call, 0, sizeof call);
   call.op = id;
   call.inputs = in;
   call.n_inputs = n;
   call.outputs = y;
-  call.n_outputs = 1;
-  call.output_capacity = &cap;
+  call.n_outputs = n_out;
+  call.output_capacity = cap;
   call.attrs = attrs;
   call.n_attrs = n_attrs;
   if (!e) e = rule_err(dml_cpu_eager_outputs(&call), id, dev);
   for (uint32_t j = 0; j < n; j++) free(owned[j]);
   return e;
+}
+
+static dml_status_t rule_dims(const dml_rt_device_t *dev, dml_op_t id, slot_t *const *x,
+                              uint32_t n, const dml_attr_t *attrs, uint32_t n_attrs,
+                              dml_tensor_t *y) {
+  return rule_dims_n(dev, id, x, n, attrs, n_attrs, y, 1);
+}
+
+dml_status_t dml_rt_eager_rule(dml_rt_device_t *dev, dml_op_t id,
+                               const dml_rt_tensor_t *h, uint32_t n,
+                               const dml_attr_t *attrs, uint32_t n_attrs, dml_tensor_t *y,
+                               uint32_t n_out) {
+  slot_t *x[MAX_OP_INPUTS] = {0};
+  if (n > MAX_OP_INPUTS)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id),
+                           "%u inputs: at most %d", n, MAX_OP_INPUTS);
+  for (uint32_t j = 0; j < n; j++)
+    if (h[j].id) DML_RETURN_IF_ERROR(get(h[j], dml_op_name(id), &x[j]));
+  return rule_dims_n(dev, id, x, n, attrs, n_attrs, y, n_out);
+}
+
+dml_status_t dml_rt_eager_as_op(dml_status_t s, dml_op_t id) {
+  return as_op(s, id);
 }
 
 /* Runs Softmax or LogSoftmax (opset 13: `axis`, default -1) on device
@@ -2302,6 +2330,13 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     }
   }
   if (!s && dev->mem) { /* the device's eager kernel library */
+    /* the ops composed of the library's kernels (dml_tensor_compose.c) */
+    if (dev->mem->run_kernel && dev->n_lib) {
+      int done = 0;
+      s = dml_rt_eager_composed(dev, id, inputs, n_inputs, attrs, n_attrs, outputs,
+                                n_outputs, &done);
+      if (done || s) return s;
+    }
     /* Gemm: the MatMul kernel on transposed views, then alpha and beta C
      * by the elementwise kernels */
     if (id == DML_OP_GEMM && (n_inputs == 2 || n_inputs == 3) && xs[0] && xs[1] &&
@@ -2435,8 +2470,9 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
               ? "this device has no eager kernel library in this version"
           : dev->n_lib ? "the eager library holds the elementwise ops, Identity, "
                          "the reductions, Softmax, LogSoftmax, MatMul, Gemm, Conv and "
-                         "Gather, and Transpose, Slice, Expand, Concat as copies, only "
-                         "(docs/tensor.md)"
+                         "Gather, Transpose, Slice, Expand, Concat as copies, and the "
+                         "normalizations, pools, Pad, Tile, Split, the reshape family "
+                         "and GatherElements composed of them, only (docs/tensor.md)"
           : dev->lib == dml_eager_ptx
               ? "this build has no CUDA eager kernel library (it is made where the "
                 "code generator and clang-16 are; a runtime-only build takes it with "
