@@ -838,26 +838,15 @@ static dml_status_t gather_elements(dml_rt_device_t *dev, const dml_rt_tensor_t 
   int64_t xs[DML_MAX_RANK];
   xs[r - 1] = 1;
   for (int32_t d = r - 2; d >= 0; d--) xs[d] = xs[d + 1] * x->dims[d + 1];
-  dml_rt_tensor_t idx = NONE, mn = NONE, mxv = NONE, nt = NONE, lin = NONE, xf = NONE;
-  dml_status_t e = ii.dtype == DML_DTYPE_I64 ? op1("Identity", in[1], NULL, 0, &idx)
-                                             : cast(in[1], DML_DTYPE_I64, &idx);
-  if (!e) e = op1("ReduceMin", idx, NULL, 0, &mn);
-  if (!e) e = op1("ReduceMax", idx, NULL, 0, &mxv);
-  int64_t lo = 0, hi = 0;
-  uint32_t c1 = 0;
-  dml_rt_tensor_t flat = NONE;
-  int64_t one = 1;
-  if (!e) e = dml_rt_tensor_reshape(mn, 1, &one, &flat);
-  if (!e) e = read_ints(id, flat, "indices", &lo, 1, &c1);
-  drop(&flat);
-  if (!e) e = dml_rt_tensor_reshape(mxv, 1, &one, &flat);
-  if (!e) e = read_ints(id, flat, "indices", &hi, 1, &c1);
-  drop(&flat);
-  if (!e && (lo < -N || hi >= N))
-    e = dml_status_make(DML_STATUS_OUT_OF_RANGE, "GatherElements",
-                        "index %lld is out of range [-%lld, %lld] (on %s)",
-                        (long long)(lo < -N ? lo : hi), (long long)N, (long long)(N - 1),
-                        dml_rt_device_name(dev));
+  dml_rt_tensor_t idx = NONE, nt = NONE, lin = NONE, xf = NONE;
+  dml_status_t e = DML_OK;
+  if (ii.dtype == DML_DTYPE_I64) { /* Mod below makes the first new tensor */
+    e = dml_rt_tensor_retain(in[1]);
+    if (!e) idx = in[1];
+  } else {
+    e = cast(in[1], DML_DTYPE_I64, &idx);
+  }
+  if (!e) e = dml_rt_eager_index_range(dev, "GatherElements", idx, N);
   if (!e) e = dml_rt_tensor_full(dev, DML_DTYPE_I64, 0, NULL, (double)N, &nt);
   if (!e) e = op2_into("Mod", &idx, nt); /* fmod 0: the non-negative remainder */
   drop(&nt);
@@ -885,7 +874,7 @@ static dml_status_t gather_elements(dml_rt_device_t *dev, const dml_rt_tensor_t 
   dml_rt_tensor_t gi[2] = {xf, lin};
   dml_attr_t a0 = int_attr("axis", 0);
   if (!e) e = dml_rt_tensor_op("Gather", gi, 2, &a0, 1, out, 1);
-  dml_rt_tensor_t all[] = {idx, mn, mxv, nt, lin, xf};
+  dml_rt_tensor_t all[] = {idx, nt, lin, xf};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) drop(&all[i]);
   return e;
 }

@@ -25,6 +25,13 @@ dml_status_t dml_rt_eager_rule(dml_rt_device_t *dev, dml_op_t id,
  * (reason and details kept); DML_OK passes. */
 dml_status_t dml_rt_eager_as_op(dml_status_t s, dml_op_t id);
 
+/* Checks on the device that every value of index tensor `ind` (i64, on
+ * device dev) is in [-n, n): ReduceMin and ReduceMax, two values read
+ * back. OUT_OF_RANGE (op `opn`) naming the first bound crossed
+ * otherwise, as the CPU's Gather and GatherElements refuse it. */
+dml_status_t dml_rt_eager_index_range(dml_rt_device_t *dev, const char *opn,
+                                      dml_rt_tensor_t ind, int64_t n);
+
 /* Runs op `id` on tensors of a GPU device (dev, with an eager kernel
  * library) as a composition of the library's kernels and views when the
  * op is one of the composed ops (docs/tensor.md "Composed ops": the

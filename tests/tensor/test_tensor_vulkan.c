@@ -805,7 +805,7 @@ static void test_mm_errors(void) {
   CHECK_OK(dml_rt_tensor_zeros(g_vk, DML_DTYPE_I32, 2, d34, &i32));
   dml_rt_tensor_t mi[2] = {i32, i32};
   CHECK_ERROR(dml_rt_tensor_op("MatMul", mi, 2, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
-              "f32 only");
+              "takes f32 and f64 operands of one dtype");
   CHECK_OK(dml_rt_tensor_free(i32));
   CHECK_OK(dml_rt_tensor_free(x));
   CHECK_OK(dml_rt_tensor_free(w));
@@ -2234,6 +2234,53 @@ static void test_norm_pool(void) {
     for (int j = 0; j < 5; j++) pair_free(&t[j]);
     for (int j = 0; j < 2; j++) pair_free(&l[j]);
   }
+  /* f64 and the integers: MaxPool and GlobalMaxPool select values (bit
+   * for bit); BatchNormalization and AveragePool of f64 (the f64
+   * kernels) within 1e-15 relative of the CPU's double */
+  static const dml_dtype_t odt[4] = {DML_DTYPE_F64, DML_DTYPE_I32, DML_DTYPE_U8,
+                                     DML_DTYPE_I64};
+  for (int o = 0; o < 4; o++) {
+    char w[96];
+    snprintf(w, sizeof w, "%s [2,3,17,19]", dml_dtype_name(odt[o]));
+    pair_t t = typed_pair(odt[o], 4, D(2, 3, 17, 19), sx);
+    pa[0] = ints_attr("kernel_shape", k33, 2);
+    pa[1] = ints_attr("strides", s22, 2);
+    pa[2] = ints_attr("pads", p1, 4);
+    compare_typed("MaxPool", &t.c, &t.v, 1, pa, 3, w);
+    compare_typed("GlobalMaxPool", &t.c, &t.v, 1, NULL, 0, w);
+    if (odt[o] == DML_DTYPE_F64) {
+      pair_t q[5];
+      q[0] = t;
+      for (int j = 1; j < 5; j++) q[j] = typed_pair(odt[o], 1, D(3), pv[j - 1]);
+      const char *ops[2] = {"BatchNormalization", "AveragePool"};
+      for (int k = 0; k < 2; k++) {
+        dml_rt_tensor_t c5[5], v5[5], yc, yv;
+        for (int j = 0; j < 5; j++) c5[j] = q[j].c, v5[j] = q[j].v;
+        CHECK_OK(dml_rt_tensor_op(ops[k], c5, k ? 1u : 5u, pa, k ? 3u : 0u, &yc, 1));
+        CHECK_OK(dml_rt_tensor_op(ops[k], v5, k ? 1u : 5u, pa, k ? 3u : 0u, &yv, 1));
+        int64_t n1 = 0, n2 = 0;
+        dml_dtype_t d1, d2;
+        double *a1 = (double *)down_raw(yc, &n1, &d1),
+               *a2 = (double *)down_raw(yv, &n2, &d2);
+        int bad = 0;
+        for (int64_t i = 0; i < n1 && i < n2; i++) {
+          int ok = (isnan(a1[i]) && isnan(a2[i])) || a1[i] == a2[i] ||
+                   fabs(a1[i] - a2[i]) <= 1e-15 * fabs(a1[i]);
+          if (!ok && bad++ < 3)
+            fprintf(stderr, "%s (%s) element %lld: " TEST_GPU " %.17g, cpu %.17g\n",
+                    ops[k], w, (long long)i, a2[i], a1[i]);
+        }
+        if (bad) g_mismatches++;
+        CHECK(n1 == n2 && d1 == d2 && bad == 0);
+        free(a1);
+        free(a2);
+        CHECK_OK(dml_rt_tensor_free(yc));
+        CHECK_OK(dml_rt_tensor_free(yv));
+      }
+      for (int j = 1; j < 5; j++) pair_free(&q[j]);
+    }
+    pair_free(&t);
+  }
   for (int j = 0; j < 5; j++) pair_free(&bn[j]);
   /* the errors */
   dml_rt_tensor_t y[2];
@@ -2415,6 +2462,24 @@ static void test_move_ops(void) {
   xb[1] = xi_v;
   CHECK_ERROR(dml_rt_tensor_op("GatherElements", xb, 2, &ga, 1, &y, 1),
               DML_STATUS_OUT_OF_RANGE, "index -5 is out of range");
+  /* Gather: the same check on the device (an index out of range was 0
+   * there before) */
+  pair_t g3 = i64_pair(3, D(2, 3, 0)), gm = i64_pair(2, D(-4, 1));
+  xb[0] = x.c, xb[1] = g3.c;
+  CHECK_ERROR(dml_rt_tensor_op("Gather", xb, 2, NULL, 0, &y, 1), DML_STATUS_OUT_OF_RANGE,
+              "index 3");
+  xb[0] = x.v, xb[1] = g3.v;
+  CHECK_ERROR(dml_rt_tensor_op("Gather", xb, 2, NULL, 0, &y, 1), DML_STATUS_OUT_OF_RANGE,
+              "error: Gather: index 3 is out of range [-3, 2] (on " TEST_GPU);
+  xb[1] = gm.v;
+  CHECK_ERROR(dml_rt_tensor_op("Gather", xb, 2, NULL, 0, &y, 1), DML_STATUS_OUT_OF_RANGE,
+              "index -4 is out of range [-3, 2]");
+  xb[1] = gm.v; /* in range on axis 1 */
+  dml_attr_t g1 = ga;
+  CHECK_OK(dml_rt_tensor_op("Gather", xb, 2, &g1, 1, &y, 1));
+  CHECK_OK(dml_rt_tensor_free(y));
+  pair_free(&g3);
+  pair_free(&gm);
   CHECK_OK(dml_rt_tensor_free(xi_c));
   CHECK_OK(dml_rt_tensor_free(xi_v));
   pair_free(&x);
@@ -2457,6 +2522,101 @@ static void test_half_mm(void) {
     pair_free(&cx);
     pair_free(&cw);
     pair_free(&cb);
+  }
+  /* f64: the f64 kernels (every operand packed into binding 1 unless they
+   * share a storage): equal to the CPU's double sums within 1e-13 of the
+   * sum of the products' magnitudes (the order of the k sum differs) */
+  {
+    pair_t a = typed_pair(DML_DTYPE_F64, 2, D(7, 300), av),
+           b = typed_pair(DML_DTYPE_F64, 2, D(300, 5), bv),
+           c = typed_pair(DML_DTYPE_F64, 1, D(5), cv),
+           bt = typed_pair(DML_DTYPE_F64, 2, D(5, 300), bv),
+           cx = typed_pair(DML_DTYPE_F64, 4, D(1, 3, 10, 70), av),
+           cw = typed_pair(DML_DTYPE_F64, 4, D(4, 3, 3, 3), bv),
+           cb = typed_pair(DML_DTYPE_F64, 1, D(4), cv);
+    pair_t at; /* a transposed view of bt: a strided B */
+    CHECK_OK(dml_rt_tensor_transpose(bt.c, NULL, &at.c));
+    CHECK_OK(dml_rt_tensor_transpose(bt.v, NULL, &at.v));
+    dml_attr_t ga[2];
+    memset(ga, 0, sizeof ga);
+    ga[0].name = "transB", ga[0].kind = DML_ATTR_INT, ga[0].i = 1;
+    ga[1].name = "alpha", ga[1].kind = DML_ATTR_FLOAT, ga[1].f = 0.5;
+    dml_attr_t ca[2] = {ints_attr("pads", D(1, 1, 1, 1), 4),
+                        ints_attr("strides", D(1, 2), 2)};
+    struct {
+      const char *op, *what;
+      dml_rt_tensor_t c[3], v[3];
+      uint32_t n, na;
+      const dml_attr_t *a;
+    } cs[] = {
+        {"MatMul", "f64 [7,300] x [300,5]", {a.c, b.c}, {a.v, b.v}, 2, 0, NULL},
+        {"MatMul",
+         "f64 [7,300] x a transposed view",
+         {a.c, at.c},
+         {a.v, at.v},
+         2,
+         0,
+         NULL},
+        {"MatMul",
+         "f64 A x A^T (one storage)",
+         {a.c, DML_RT_TENSOR_NONE},
+         {a.v, DML_RT_TENSOR_NONE},
+         2,
+         0,
+         NULL},
+        {"Gemm", "f64 transB, alpha 0.5", {a.c, bt.c, c.c}, {a.v, bt.v, c.v}, 3, 2, ga},
+        {"Conv",
+         "f64 X [1,3,10,70], W [4,3,3,3]",
+         {cx.c, cw.c, cb.c},
+         {cx.v, cw.v, cb.v},
+         3,
+         2,
+         ca},
+        {"Conv", "f64, no bias", {cx.c, cw.c}, {cx.v, cw.v}, 2, 2, ca},
+    };
+    pair_t aT;
+    CHECK_OK(dml_rt_tensor_transpose(a.c, NULL, &aT.c));
+    CHECK_OK(dml_rt_tensor_transpose(a.v, NULL, &aT.v));
+    cs[2].c[1] = aT.c, cs[2].v[1] = aT.v;
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+      dml_rt_tensor_t yc = DML_RT_TENSOR_NONE, yv = DML_RT_TENSOR_NONE,
+                      yl = DML_RT_TENSOR_NONE, ab[3];
+      CHECK_OK(dml_rt_tensor_op(cs[i].op, cs[i].c, cs[i].n, cs[i].a, cs[i].na, &yc, 1));
+      dml_status_t e =
+          dml_rt_tensor_op(cs[i].op, cs[i].v, cs[i].n, cs[i].a, cs[i].na, &yv, 1);
+      if (e) fprintf(stderr, "%s (%s) on " TEST_GPU " failed\n", cs[i].op, cs[i].what);
+      CHECK_OK(e);
+      if (e) {
+        CHECK_OK(dml_rt_tensor_free(yc));
+        continue;
+      }
+      for (uint32_t j = 0; j < cs[i].n; j++)
+        CHECK_OK(dml_rt_tensor_op("Abs", &cs[i].c[j], 1, NULL, 0, &ab[j], 1));
+      CHECK_OK(dml_rt_tensor_op(cs[i].op, ab, cs[i].n, cs[i].a, cs[i].na, &yl, 1));
+      int64_t n = 0, nv = 0, nl = 0;
+      dml_dtype_t d1, d2, d3;
+      double *pc = (double *)down_raw(yc, &n, &d1),
+             *pv = (double *)down_raw(yv, &nv, &d2),
+             *pl = (double *)down_raw(yl, &nl, &d3);
+      CHECK(n == nv && n == nl && d1 == DML_DTYPE_F64 && d2 == DML_DTYPE_F64);
+      int bad = 0;
+      for (int64_t k = 0; k < n && k < nv; k++)
+        if (!(fabs(pv[k] - pc[k]) <= 1e-13 * (fabs(pl[k]) + fabs(pc[k])) + 1e-300) &&
+            bad++ < 3)
+          fprintf(stderr, "%s (%s) element %lld: " TEST_GPU " %.17g, cpu %.17g\n",
+                  cs[i].op, cs[i].what, (long long)k, pv[k], pc[k]);
+      if (bad) g_mismatches++;
+      CHECK(bad == 0);
+      free(pc);
+      free(pv);
+      free(pl);
+      for (uint32_t j = 0; j < cs[i].n; j++) CHECK_OK(dml_rt_tensor_free(ab[j]));
+      CHECK_OK(dml_rt_tensor_free(yc));
+      CHECK_OK(dml_rt_tensor_free(yv));
+      CHECK_OK(dml_rt_tensor_free(yl));
+    }
+    pair_t all[] = {a, b, c, bt, at, aT, cx, cw, cb};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) pair_free(&all[i]);
   }
   free(av);
   free(bv);
