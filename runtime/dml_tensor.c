@@ -2544,8 +2544,9 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
           "Not; bool out for IsNaN, IsInf); f16, bf16, f64, i8, i16, i32, i64, u8, "
           "u16, u32 and u64 for Identity, Add, Sub, Mul, Mod, Max, Min, Abs, Neg and "
           "Relu (signed only), the compares, Clip and Where (f16, bf16: also Div, Exp, "
-          "Sqrt, Sigmoid, Tanh; f64: Div, Exp, Sqrt), Cast between any two of those "
-          "and f32; u8, u16, u32, u64 for BitShift; bool for Identity, Equal and "
+          "Sqrt, Sigmoid, Tanh; f64: Div, Exp, Sqrt, Sigmoid, Tanh), Cast between any "
+          "two of those and f32; u8, u16, u32, u64 for BitShift; bool for Identity, "
+          "Equal and "
           "Where; ReduceSum, ReduceMax, ReduceMin, ArgMax, ArgMin of each but f16 and "
           "bf16, whose reductions run through f32; Sum, Max, Min and Mean of any "
           "count folded by Add, Max, Min (docs/tensor.md)");
