@@ -125,12 +125,11 @@ static dml_status_t via_f32(dml_op_t id, dml_dtype_t dt, const dml_rt_tensor_t *
     dml_rt_tensor_info_t ij;
     e = dml_rt_tensor_info(in[j], &ij);
     if (!e && ij.dtype != dt) {
-      char a[96], b[96];
+      char a[96];
       e = dml_status_detail(
           dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id), "dtype mismatch"),
           "input 0 %s, input %u %s%s", dml_dtype_name(dt), j, dml_dtype_name(ij.dtype),
           dml_dims_str(ij.dims, ij.rank, a, sizeof a));
-      (void)b;
     }
     if (!e) e = cast(in[j], DML_DTYPE_F32, &c[j]);
   }
