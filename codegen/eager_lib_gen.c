@@ -22,7 +22,8 @@
  * dml_ksched_gather_index, with run-time offsets), MatMul
  * and Conv are written here (mm_kernel, conv_kernel: the scheduler's GEMM
  * and Conv forms fix their sizes and operands' offsets at compile time),
- * each operand at its own binding.
+ * for f32 each operand at its own binding, for f64 every operand in
+ * binding 1 (DML_KBUF_IN2/IN3 are f32 only in the renderers).
  *
  *   dmlc_eager_libgen --ptx OUT.c
  *
@@ -30,7 +31,7 @@
  * (dml_codegen_cuda) and compiled to PTX for sm_80 with clang-16
  * (dml_codegen_cuda_ptx), as `dmlc compile --target cuda` does: the table
  * dml_eager_ptx (dml_eager_lib.h), each row's entry point renamed
- * DML_EAGER_PTX_ENTRY. MatMul's B and Conv's W and bias (kernel-IR
+ * DML_EAGER_PTX_ENTRY. The f32 MatMul's B and Conv's W and bias (kernel-IR
  * buffers DML_KBUF_IN2/IN3) are the CUDA kernel's parameters in2 and in3,
  * after arena and weights (dml_codegen_cuda).
  */
@@ -498,10 +499,11 @@ static dml_kstmt_t *stmt_for(dml_kpool_t *p, int32_t var, const dml_kidx_t *hi,
   return s;
 }
 
-/* acc = acc + a * b */
+/* acc = acc + a * b, of dtype kt */
 static const dml_kval_t *fma_v(dml_kpool_t *p, uint32_t acc, const dml_kval_t *a,
-                               const dml_kval_t *b) {
-  return dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, acc), dml_kv_fn(p, DML_KF_MUL, a, b));
+                               const dml_kval_t *b, dml_kdtype_t kt) {
+  return dml_kv_fn(p, DML_KF_ADD, dml_kv_reg_t(p, acc, kt),
+                   dml_kv_fn(p, DML_KF_MUL, a, b));
 }
 
 /* The MatMul kernel (dml_eager_lib.h): the register-blocked tiled form of
@@ -514,7 +516,10 @@ static const dml_kval_t *fma_v(dml_kpool_t *p, uint32_t acc, const dml_kval_t *a
  * so a partial K step adds 0 * 0. With `unit`, A's k stride and B's n
  * stride are 1 (the form for rows stored contiguously: lavapipe then loads
  * them as vectors instead of gathering). */
-static dml_status_t mm_kernel(dml_kpool_t *p, int unit, dml_kernel_t *K) {
+static dml_status_t mm_kernel(dml_kpool_t *p, int unit, dml_kdtype_t kt,
+                              dml_kernel_t *K) {
+  /* f32: B at binding 2; f64: B in binding 1 with A (IN2 holds f32 only) */
+  const dml_kbuf_t bbuf = kt == DML_KT_F32 ? DML_KBUF_IN2 : DML_KBUF_WEIGHTS;
   const int64_t T = DML_EAGER_LOCAL, BM = DML_EAGER_MM_TILE, BN = DML_EAGER_MM_TILE,
                 BK = DML_EAGER_MM_BK, TM = 4, TN = 4, SA = BM + 4, SB = BN + 4;
   const int64_t CG = BN / TN, QA = BM * BK / T, QB = BN * BK / T;
@@ -570,17 +575,17 @@ static dml_status_t mm_kernel(dml_kpool_t *p, int unit, dml_kernel_t *K) {
     const dml_kidx_t *ai = iadd(p, abase,
                                 iadd(p, imul(p, mg, sym(p, DML_EAGER_MM_A_SM)),
                                      unit ? kg : imul(p, kg, sym(p, DML_EAGER_MM_A_SK))));
-    dml_kblock_add(&step, stmt_set(p, pa + (uint32_t)q, dml_kv_const(p, 0.0f)));
-    dml_kblock_add(&step,
-                   stmt_if(p, NULL, mg, M,
-                           stmt_if(p, NULL, kg, Kk,
-                                   stmt_set(p, pa + (uint32_t)q,
-                                            dml_kv_load(p, DML_KBUF_WEIGHTS, ai)))));
+    dml_kblock_add(&step, stmt_set(p, pa + (uint32_t)q, dml_kv_zero(p, kt)));
+    dml_kblock_add(
+        &step, stmt_if(p, NULL, mg, M,
+                       stmt_if(p, NULL, kg, Kk,
+                               stmt_set(p, pa + (uint32_t)q,
+                                        dml_kv_load_t(p, DML_KBUF_WEIGHTS, kt, ai)))));
     dml_kstmt_t *st = dml_ks_new(p, DML_KS_TILE_STORE);
     if (st) {
       st->tile = 0;
       st->idx = iadd(p, imul(p, kk, ic(p, SA)), m);
-      st->val = dml_kv_reg(p, pa + (uint32_t)q);
+      st->val = dml_kv_reg_t(p, pa + (uint32_t)q, kt);
     }
     dml_kblock_add(&step, st);
   }
@@ -594,16 +599,16 @@ static dml_status_t mm_kernel(dml_kpool_t *p, int unit, dml_kernel_t *K) {
         iadd(p, bbase,
              iadd(p, imul(p, kg, sym(p, DML_EAGER_MM_B_SK)),
                   unit ? ng : imul(p, ng, sym(p, DML_EAGER_MM_B_SN))));
-    dml_kblock_add(&step, stmt_set(p, pb + (uint32_t)q, dml_kv_const(p, 0.0f)));
+    dml_kblock_add(&step, stmt_set(p, pb + (uint32_t)q, dml_kv_zero(p, kt)));
     dml_kblock_add(&step, stmt_if(p, NULL, kg, Kk,
                                   stmt_if(p, NULL, ng, N,
                                           stmt_set(p, pb + (uint32_t)q,
-                                                   dml_kv_load(p, DML_KBUF_IN2, bidx)))));
+                                                   dml_kv_load_t(p, bbuf, kt, bidx)))));
     dml_kstmt_t *st = dml_ks_new(p, DML_KS_TILE_STORE);
     if (st) {
       st->tile = 1;
       st->idx = iadd(p, imul(p, kk, ic(p, SB)), n);
-      st->val = dml_kv_reg(p, pb + (uint32_t)q);
+      st->val = dml_kv_reg_t(p, pb + (uint32_t)q, kt);
     }
     dml_kblock_add(&step, st);
   }
@@ -614,23 +619,25 @@ static dml_status_t mm_kernel(dml_kpool_t *p, int unit, dml_kernel_t *K) {
                    *ty = imul(p, dml_ki_bin(p, DML_KI_DIV, lid, ic(p, CG)), ic(p, TM));
   for (int64_t kk = 0; kk < BK; kk++) {
     for (int64_t i = 0; i < TM; i++)
-      dml_kblock_add(&step, stmt_set(p, ra + (uint32_t)i,
-                                     dml_kv_tile(p, 0, iadd(p, ty, ic(p, kk * SA + i)))));
+      dml_kblock_add(&step,
+                     stmt_set(p, ra + (uint32_t)i,
+                              dml_kv_tile_t(p, 0, iadd(p, ty, ic(p, kk * SA + i)), kt)));
     for (int64_t j = 0; j < TN; j++)
-      dml_kblock_add(&step, stmt_set(p, rb + (uint32_t)j,
-                                     dml_kv_tile(p, 1, iadd(p, tx, ic(p, kk * SB + j)))));
+      dml_kblock_add(&step,
+                     stmt_set(p, rb + (uint32_t)j,
+                              dml_kv_tile_t(p, 1, iadd(p, tx, ic(p, kk * SB + j)), kt)));
     for (int64_t i = 0; i < TM; i++)
       for (int64_t j = 0; j < TN; j++) {
         uint32_t r = acc + (uint32_t)(i * TN + j);
         dml_kblock_add(&step, stmt_set(p, r,
-                                       fma_v(p, r, dml_kv_reg(p, ra + (uint32_t)i),
-                                             dml_kv_reg(p, rb + (uint32_t)j))));
+                                       fma_v(p, r, dml_kv_reg_t(p, ra + (uint32_t)i, kt),
+                                             dml_kv_reg_t(p, rb + (uint32_t)j, kt), kt)));
       }
   }
   dml_kblock_add(&step, dml_ks_new(p, DML_KS_BARRIER));
   dml_kblock_t blk = hoist;
   for (int64_t i = 0; i < TM * TN; i++)
-    dml_kblock_add(&blk, stmt_set(p, acc + (uint32_t)i, dml_kv_const(p, 0.0f)));
+    dml_kblock_add(&blk, stmt_set(p, acc + (uint32_t)i, dml_kv_zero(p, kt)));
   const dml_kidx_t *steps =
       dml_ki_bin(p, DML_KI_DIV, iadd(p, Kk, ic(p, BK - 1)), ic(p, BK));
   dml_kblock_add(&blk, stmt_for(p, vs, steps, step.first));
@@ -641,9 +648,9 @@ static dml_status_t mm_kernel(dml_kpool_t *p, int unit, dml_kernel_t *K) {
       dml_kstmt_t *st = dml_ks_new(p, DML_KS_STORE);
       if (st) {
         st->buf = DML_KBUF_ARENA;
-        st->dtype = DML_KT_F32;
+        st->dtype = kt;
         st->idx = iadd(p, imul(p, iadd(p, ybase, row), N), col);
-        st->val = dml_kv_reg(p, acc + (uint32_t)(i * TN + j));
+        st->val = dml_kv_reg_t(p, acc + (uint32_t)(i * TN + j), kt);
       }
       dml_kblock_add(&blk, stmt_if(p, NULL, row, M, stmt_if(p, NULL, col, N, st)));
     }
@@ -652,11 +659,12 @@ static dml_status_t mm_kernel(dml_kpool_t *p, int unit, dml_kernel_t *K) {
       stmt_for(p, vt, sym(p, DML_EAGER_MM_ITERS),
                stmt_if(p, NULL, w, sym(p, DML_EAGER_MM_BLOCKS), blk.first));
   memset(K, 0, sizeof *K);
-  snprintf(K->name, sizeof K->name, "eager_MatMul");
+  snprintf(K->name, sizeof K->name, "eager_MatMul%s", kt == DML_KT_F32 ? "" : "_f64");
   K->kind = DML_KK_GEMM;
   K->local[0] = (uint32_t)T;
   K->local[1] = K->local[2] = 1;
   K->n_tiles = 2;
+  K->tile_dtype[0] = K->tile_dtype[1] = kt;
   K->tile_elems[0] = (uint32_t)(BK * SA);
   K->tile_elems[1] = (uint32_t)(BK * SB);
   K->body = body;
@@ -669,7 +677,9 @@ static dml_status_t mm_kernel(dml_kpool_t *p, int unit, dml_kernel_t *K) {
 /* The Conv kernel (dml_eager_lib.h): one invocation per output element,
  * the ONNX Conv-11 sum over the group's channels and the window, X zero in
  * the padding. */
-static dml_status_t conv_kernel(dml_kpool_t *p, dml_kernel_t *K) {
+static dml_status_t conv_kernel(dml_kpool_t *p, dml_kdtype_t kt, dml_kernel_t *K) {
+  /* f32: W and the bias at bindings 2 and 3; f64: all in binding 1 */
+  const int f32 = kt == DML_KT_F32;
   const int32_t vt = DML_KVAR_FIRST_LOOP, vc = vt + 1, vi = vt + 2, vj = vt + 3;
   const uint32_t acc = 0;
   const dml_kidx_t *i = iadd(p, dml_ki_var(p, DML_KVAR_GID_X),
@@ -707,37 +717,41 @@ static dml_status_t conv_kernel(dml_kpool_t *p, dml_kernel_t *K) {
    * compiled path's implicit GEMM do) */
   const uint32_t xr = 1;
   dml_kblock_t tap = {NULL, NULL};
-  dml_kblock_add(&tap, stmt_set(p, xr, dml_kv_const(p, 0.0f)));
-  dml_kblock_add(&tap,
-                 stmt_if(p, PH, ihp, iadd(p, PH, H),
-                         stmt_if(p, PW, iwp, iadd(p, PW, W),
-                                 stmt_set(p, xr, dml_kv_load(p, DML_KBUF_WEIGHTS, xi)))));
+  dml_kblock_add(&tap, stmt_set(p, xr, dml_kv_zero(p, kt)));
   dml_kblock_add(
-      &tap, stmt_set(p, acc,
-                     fma_v(p, acc, dml_kv_reg(p, xr), dml_kv_load(p, DML_KBUF_IN2, wi))));
+      &tap,
+      stmt_if(p, PH, ihp, iadd(p, PH, H),
+              stmt_if(p, PW, iwp, iadd(p, PW, W),
+                      stmt_set(p, xr, dml_kv_load_t(p, DML_KBUF_WEIGHTS, kt, xi)))));
+  dml_kblock_add(
+      &tap,
+      stmt_set(
+          p, acc,
+          fma_v(p, acc, dml_kv_reg_t(p, xr, kt),
+                dml_kv_load_t(p, f32 ? DML_KBUF_IN2 : DML_KBUF_WEIGHTS, kt, wi), kt)));
   dml_kstmt_t *loop_j = stmt_for(p, vj, KW, tap.first);
   dml_kstmt_t *loop_i = stmt_for(p, vi, KH, loop_j);
   dml_kstmt_t *loop_c = stmt_for(p, vc, CGs, loop_i);
   dml_kstmt_t *st = dml_ks_new(p, DML_KS_STORE);
   if (st) {
     st->buf = DML_KBUF_ARENA;
-    st->dtype = DML_KT_F32;
+    st->dtype = kt;
     st->idx = i;
-    st->val = dml_kv_reg(p, acc);
+    st->val = dml_kv_reg_t(p, acc, kt);
   }
   dml_kblock_t b = {NULL, NULL};
-  dml_kblock_add(&b, stmt_set(p, acc, dml_kv_const(p, 0.0f)));
-  dml_kblock_add(&b,
-                 stmt_if(p, ic(p, 0), ic(p, 0), sym(p, DML_EAGER_CV_HAS_BIAS),
-                         stmt_set(p, acc,
-                                  dml_kv_load(p, DML_KBUF_IN3,
-                                              iadd(p, sym(p, DML_EAGER_CV_B_OFF), oc)))));
+  dml_kblock_add(&b, stmt_set(p, acc, dml_kv_zero(p, kt)));
+  dml_kblock_add(
+      &b, stmt_if(p, ic(p, 0), ic(p, 0), sym(p, DML_EAGER_CV_HAS_BIAS),
+                  stmt_set(p, acc,
+                           dml_kv_load_t(p, f32 ? DML_KBUF_IN3 : DML_KBUF_WEIGHTS, kt,
+                                         iadd(p, sym(p, DML_EAGER_CV_B_OFF), oc)))));
   dml_kblock_add(&b, loop_c);
   dml_kblock_add(&b, st);
   dml_kstmt_t *body = stmt_for(p, vt, sym(p, DML_EAGER_CV_ITERS),
                                stmt_if(p, NULL, i, sym(p, DML_EAGER_CV_N), b.first));
   memset(K, 0, sizeof *K);
-  snprintf(K->name, sizeof K->name, "eager_Conv");
+  snprintf(K->name, sizeof K->name, "eager_Conv%s", f32 ? "" : "_f64");
   K->kind = DML_KK_CONV;
   K->local[0] = DML_EAGER_LOCAL;
   K->local[1] = K->local[2] = 1;
@@ -832,17 +846,20 @@ static dml_status_t emit_gather(gen_t *G) {
  * (SPIR-V) or kernel parameter (PTX: arena, weights, in2, in3, pc). */
 static dml_status_t emit_mm_conv(gen_t *G) {
   dml_status_t s = DML_OK;
-  for (int which = 0; which < 3 && !s; which++) { /* MatMul, its unit form, Conv */
-    dml_kpool_t pool = {0};
-    dml_kernel_t K;
-    s = which == 2 ? conv_kernel(&pool, &K) : mm_kernel(&pool, which, &K);
-    if (!s)
-      s = which == 2
-              ? emit_words(G, &K, DML_EAGER_CV_WORDS, DML_OP_CONV, DML_EAGER_CONV, 3, 0,
-                           DML_DTYPE_F32, DML_DTYPE_F32, 0)
-              : emit_words(G, &K, DML_EAGER_MM_WORDS, DML_OP_MATMUL, DML_EAGER_MATMUL, 2,
-                           which, DML_DTYPE_F32, DML_DTYPE_F32, 0);
-    dml_kpool_free(&pool);
+  for (int f64 = 0; f64 < 2 && !s; f64++) { /* f32; f64, every operand at binding 1 */
+    const dml_kdtype_t kt = f64 ? DML_KT_F64 : DML_KT_F32;
+    const dml_dtype_t dt = f64 ? DML_DTYPE_F64 : DML_DTYPE_F32;
+    for (int which = 0; which < 3 && !s; which++) { /* MatMul, its unit form, Conv */
+      dml_kpool_t pool = {0};
+      dml_kernel_t K;
+      s = which == 2 ? conv_kernel(&pool, kt, &K) : mm_kernel(&pool, which, kt, &K);
+      if (!s)
+        s = which == 2 ? emit_words(G, &K, DML_EAGER_CV_WORDS, DML_OP_CONV,
+                                    DML_EAGER_CONV, 3, 0, dt, dt, 0)
+                       : emit_words(G, &K, DML_EAGER_MM_WORDS, DML_OP_MATMUL,
+                                    DML_EAGER_MATMUL, 2, which, dt, dt, 0);
+      dml_kpool_free(&pool);
+    }
   }
   return s;
 }

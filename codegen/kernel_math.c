@@ -456,9 +456,51 @@ static const dml_kval_t *ewn_via_f32(dml_kpool_t *p, const dml_kval_t *u,
   if (u->dtype == DML_KT_F32) return f(p, u);
   return dml_kv_cast(p, u->dtype, f(p, dml_kv_cast(p, DML_KT_F32, u)));
 }
+/* expm1 of f64 u: u (1 + u/2 (1 + u/3 (1 + ... (1 + u/20)))) for |u| < 1
+ * (the Taylor series to u^20/20!, below 2^-60 relative; the constants are
+ * small integers, exact in the IR's f32 constants), exp(u) - 1 beyond (no
+ * cancellation worth more than 1.6 units there) */
+static const dml_kval_t *expm1_f64(dml_kpool_t *p, const dml_kval_t *u) {
+  const dml_kval_t *r = dml_kv_fconst(p, DML_KT_F64, 1.0f);
+  for (int i = 20; i >= 2; i--)
+    r = f2(p, DML_KF_ADD, dml_kv_fconst(p, DML_KT_F64, 1.0f),
+           f2(p, DML_KF_MUL, f2(p, DML_KF_DIV, u, dml_kv_fconst(p, DML_KT_F64, (float)i)),
+              r));
+  const dml_kval_t *small = f2(p, DML_KF_MUL, u, r);
+  return dml_kv_select(
+      p, b2(p, DML_KF_LT, f1(p, DML_KF_ABS, u), dml_kv_fconst(p, DML_KT_F64, 1.0f)),
+      small, f2(p, DML_KF_SUB, f1(p, DML_KF_EXP, u), dml_kv_fconst(p, DML_KT_F64, 1.0f)));
+}
+/* f64 tanh: e / (e + 2), e = expm1(2x) (dml_kv_tanh's form with an f64
+ * expm1); +-1 beyond |x| > 20 (tanh(20) rounds to 1), +-0 kept */
+static const dml_kval_t *tanh_f64(dml_kpool_t *p, const dml_kval_t *x) {
+  const dml_kval_t *e = expm1_f64(p, f2(p, DML_KF_ADD, x, x));
+  const dml_kval_t *t =
+      f2(p, DML_KF_DIV, e, f2(p, DML_KF_ADD, e, dml_kv_fconst(p, DML_KT_F64, 2.0f)));
+  const dml_kval_t *z = dml_kv_fconst(p, DML_KT_F64, 0.0f);
+  const dml_kval_t *one =
+      dml_kv_select(p, b2(p, DML_KF_GT, x, z), dml_kv_fconst(p, DML_KT_F64, 1.0f),
+                    dml_kv_fconst(p, DML_KT_F64, -1.0f));
+  return dml_kv_select(
+      p, b2(p, DML_KF_EQ, x, z), x,
+      dml_kv_select(
+          p, b2(p, DML_KF_GT, f1(p, DML_KF_ABS, x), dml_kv_fconst(p, DML_KT_F64, 20.0f)),
+          one, t));
+}
 static const dml_kval_t *ewn_tanh(dml_kpool_t *p, const dml_kval_t *u) {
-  return u && u->dtype == DML_KT_F64 ? f1(p, DML_KF_TANH, u)
-                                     : ewn_via_f32(p, u, dml_kv_tanh);
+  return u && u->dtype == DML_KT_F64 ? tanh_f64(p, u) : ewn_via_f32(p, u, dml_kv_tanh);
+}
+/* Sigmoid: the renderers' sigmoid of f32 (f16, bf16 through it); of f64
+ * the CPU's form (dml_ew.c): 1 / (1 + e^-x) from 0 up, e^x / (1 + e^x)
+ * below (NaN takes the first) */
+static const dml_kval_t *ewn_sigmoid(dml_kpool_t *p, const dml_kval_t *u) {
+  if (!u || u->dtype != DML_KT_F64) return f1(p, DML_KF_SIGMOID, u);
+  const dml_kval_t *one = dml_kv_fconst(p, DML_KT_F64, 1.0f);
+  const dml_kval_t *en = f1(p, DML_KF_EXP, f1(p, DML_KF_NEG, u)),
+                   *ep = f1(p, DML_KF_EXP, u);
+  return dml_kv_select(p, b2(p, DML_KF_LT, u, dml_kv_fconst(p, DML_KT_F64, 0.0f)),
+                       f2(p, DML_KF_DIV, ep, f2(p, DML_KF_ADD, one, ep)),
+                       f2(p, DML_KF_DIV, one, f2(p, DML_KF_ADD, one, en)));
 }
 static const dml_kval_t *ewn_log(dml_kpool_t *p, const dml_kval_t *u) {
   return u && u->dtype == DML_KT_F64 ? f1(p, DML_KF_LOG, u)
@@ -467,8 +509,10 @@ static const dml_kval_t *ewn_log(dml_kpool_t *p, const dml_kval_t *u) {
 #undef K
 #undef TANH
 #undef LOG
+#undef SIGMOID
 #define K(c) ewn_k(p, x, (double)(c))
 #define TANH(u) ewn_tanh(p, u)
+#define SIGMOID(u) ewn_sigmoid(p, u)
 #define LOG(u) ewn_log(p, u)
 #define FLOOR(u) f1(p, DML_KF_FLOOR, u)
 #define CEIL(u) f1(p, DML_KF_CEIL, u)

@@ -359,7 +359,8 @@ static const char *ew_dtype_reject(sched_t *s, const dml_pkg_node_t *n,
         return NULL;
       if (yt == DML_DTYPE_F64 &&
           (n->op == DML_OP_SQRT || n->op == DML_OP_FLOOR || n->op == DML_OP_CEIL ||
-           n->op == DML_OP_RECIPROCAL || n->op == DML_OP_EXP || n->op == DML_OP_LOG))
+           n->op == DML_OP_RECIPROCAL || n->op == DML_OP_EXP || n->op == DML_OP_LOG ||
+           n->op == DML_OP_SIGMOID || n->op == DML_OP_TANH))
         return NULL;
       return "only f32 is emitted for this op";
   }

@@ -81,7 +81,8 @@ static inline int dml_eager_attr_words(dml_op_t op) {
 #define DML_EAGER_REDUCE 2u
 #define DML_EAGER_REDUCE_SYMS 3u
 
-/* MatMul kernels (kind DML_EAGER_MATMUL), f32: Y[b, m, n] = sum_k A[b, m,
+/* MatMul kernels (kind DML_EAGER_MATMUL), f32 and f64 (the row's dtype):
+ * Y[b, m, n] = sum_k A[b, m,
  * k] * B[b, k, n] for each batch item b of Y's (broadcast) batch dims,
  * numpy matmul. Y (binding 0) is contiguous [batch, M, N] at element 0;
  * A (binding 1) and B (binding 2) are read in place at their element
@@ -95,10 +96,13 @@ static inline int dml_eager_attr_words(dml_op_t op) {
  * codegen/schedule.c emit_gemm_tiled, with M, N, K and the strides at run
  * time); blocks are numbered (batch, row block, column block) and
  * workgroup g of a grid of `grid` takes blocks g, g + grid, ... (`iters`
- * turns) below `blocks`. The sums run in f32 over k in order. Two
- * kernels: max_len 0 takes any strides, max_len 1 requires A's k stride and
- * B's n stride to be 1 (rows stored contiguously; their words are then
- * ignored). */
+ * turns) below `blocks`. The sums run in the row's dtype over k in order.
+ * Two kernels per dtype: max_len 0 takes any strides, max_len 1 requires
+ * A's k stride and B's n stride to be 1 (rows stored contiguously; their
+ * words are then ignored). The f64 rows read B from binding 1 too, at its
+ * own offset (the kernel IR's bindings 2 and 3 are f32 only): the runtime
+ * binds one storage holding both, or packs their spans into one buffer;
+ * on CUDA their parameters are (y, x, the words), as run_kernel's. */
 #define DML_EAGER_MATMUL 3u
 #define DML_EAGER_MM_BATCH 4u /* batch dims after merging */
 #define DML_EAGER_MM_TILE 64u
@@ -134,7 +138,9 @@ enum {
  * with g = oc / OCg, X zero outside the image (ONNX Conv-11: 0 * W is
  * added, so a NaN or infinite weight gives NaN there). X
  * (binding 1), W (binding 2) and the bias (binding 3, read when HAS_BIAS
- * is 1) are contiguous at their element offsets. */
+ * is 1) are contiguous at their element offsets. The f64 row (the sums in
+ * f64) reads X, W and the bias all from binding 1 at their offsets, as the
+ * f64 MatMul rows. */
 #define DML_EAGER_CONV 4u
 enum {
   DML_EAGER_CV_N = 0, /* elements of Y */
@@ -171,8 +177,9 @@ enum {
  * element offsets (typed views of one buffer):
  *   Y[p, k, q] = X[p, j, q], j = ind[k] (+ D when negative)
  * and 0 where j is outside [0, D) (the compiled path's rule,
- * dml_ksched_gather_index; the CPU refuses such an index, the device
- * does not read the indices back to check). */
+ * dml_ksched_gather_index); the runtime checks the indices' range on the
+ * device first (dml_rt_eager_index_range: ReduceMin, ReduceMax), so an
+ * index out of range is an error as on the CPU. */
 #define DML_EAGER_GATHER 5u
 enum {
   DML_EAGER_GA_N = 0, /* elements of Y */
@@ -206,13 +213,12 @@ typedef struct dml_eager_lin {
 /* One kernel of the library: op `op` of `n_inputs` operands of dtype
  * `dtype` (Where's condition: bool, dml_eager_in_dtype) giving `out_dtype`
  * (a dml_dtype_t; they differ for Cast, and for the compares, whose output
- * is bool; f32 for MatMul and Conv), its attributes at their defaults (Mod
- * with fmod = 1, Cast's `to` out_dtype; Clip's min and max are operands 1
- * and 2, opset 13) but those of the formula table's unary ops, read from
- * the words DML_EAGER_PC_ATTR at dispatch, SPIR-V `words`. Element offsets, strides and
- * indices count elements of the operand's dtype (the kernels read typed
- * views of the buffers). Identity (kind DML_EAGER_EW) is the strided
- * copy. */
+ * is bool; the operands' for MatMul and Conv: f32, f64), its attributes at their defaults
+ * (Mod with fmod = 1, Cast's `to` out_dtype; Clip's min and max are operands 1 and 2,
+ * opset 13) but those of the formula table's unary ops, read from the words
+ * DML_EAGER_PC_ATTR at dispatch, SPIR-V `words`. Element offsets, strides and indices
+ * count elements of the operand's dtype (the kernels read typed views of the buffers).
+ * Identity (kind DML_EAGER_EW) is the strided copy. */
 typedef struct dml_eager_kernel {
   dml_op_t op;
   uint32_t kind; /* DML_EAGER_EW, _REDUCE, _MATMUL, _CONV, _GATHER */

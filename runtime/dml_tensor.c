@@ -31,6 +31,7 @@
 #include "dml_ops.h"
 #include "dml_rt.h"
 #include "dml_shape.h"
+#include "dml_tensor_eager.h"
 #include "rt_backend.h"
 
 /* The one row of an empty eager library (its count 0; C has no empty
@@ -1458,14 +1459,19 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
  * Gemm, Conv, Softmax: dims only, every element stays on the device); its
  * errors name the op and device `dev` (rule_err). At most MAX_OP_INPUTS
  * inputs (INVALID_ARGUMENT beyond). */
-static dml_status_t rule_dims(const dml_rt_device_t *dev, dml_op_t id, slot_t *const *x,
-                              uint32_t n, const dml_attr_t *attrs, uint32_t n_attrs,
-                              dml_tensor_t *y) {
+static dml_status_t rule_dims_n(const dml_rt_device_t *dev, dml_op_t id, slot_t *const *x,
+                                uint32_t n, const dml_attr_t *attrs, uint32_t n_attrs,
+                                dml_tensor_t *y, uint32_t n_out) {
   const char *opn = dml_op_name(id);
   dml_tensor_t in[MAX_OP_INPUTS];
   void *owned[MAX_OP_INPUTS] = {0};
+  uint64_t cap[DML_MAX_EAGER_OUTPUTS];
   memset(in, 0, sizeof in);
-  memset(y, 0, sizeof *y);
+  if (n_out < 1 || n_out > DML_MAX_EAGER_OUTPUTS)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn, "%u outputs: 1 to %d", n_out,
+                           DML_MAX_EAGER_OUTPUTS);
+  memset(y, 0, sizeof *y * n_out);
+  for (uint32_t i = 0; i < n_out; i++) cap[i] = UINT64_MAX;
   if (n > MAX_OP_INPUTS)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn, "%u inputs: at most %d", n,
                            MAX_OP_INPUTS);
@@ -1482,20 +1488,42 @@ static dml_status_t rule_dims(const dml_rt_device_t *dev, dml_op_t id, slot_t *c
       if (own) owned[j] = in[j].data;
     }
   }
-  uint64_t cap = UINT64_MAX;
   dml_cpu_call_t call;
   memset(&call, 0, sizeof call);
   call.op = id;
   call.inputs = in;
   call.n_inputs = n;
   call.outputs = y;
-  call.n_outputs = 1;
-  call.output_capacity = &cap;
+  call.n_outputs = n_out;
+  call.output_capacity = cap;
   call.attrs = attrs;
   call.n_attrs = n_attrs;
   if (!e) e = rule_err(dml_cpu_eager_outputs(&call), id, dev);
   for (uint32_t j = 0; j < n; j++) free(owned[j]);
   return e;
+}
+
+static dml_status_t rule_dims(const dml_rt_device_t *dev, dml_op_t id, slot_t *const *x,
+                              uint32_t n, const dml_attr_t *attrs, uint32_t n_attrs,
+                              dml_tensor_t *y) {
+  return rule_dims_n(dev, id, x, n, attrs, n_attrs, y, 1);
+}
+
+dml_status_t dml_rt_eager_rule(dml_rt_device_t *dev, dml_op_t id,
+                               const dml_rt_tensor_t *h, uint32_t n,
+                               const dml_attr_t *attrs, uint32_t n_attrs, dml_tensor_t *y,
+                               uint32_t n_out) {
+  slot_t *x[MAX_OP_INPUTS] = {0};
+  if (n > MAX_OP_INPUTS)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id),
+                           "%u inputs: at most %d", n, MAX_OP_INPUTS);
+  for (uint32_t j = 0; j < n; j++)
+    if (h[j].id) DML_RETURN_IF_ERROR(get(h[j], dml_op_name(id), &x[j]));
+  return rule_dims_n(dev, id, x, n, attrs, n_attrs, y, n_out);
+}
+
+dml_status_t dml_rt_eager_as_op(dml_status_t s, dml_op_t id) {
+  return as_op(s, id);
 }
 
 /* Runs Softmax or LogSoftmax (opset 13: `axis`, default -1) on device
@@ -1658,6 +1686,34 @@ static dml_status_t eager_concat(dml_rt_device_t *dev, const dml_rt_tensor_t *h,
   return e;
 }
 
+dml_status_t dml_rt_eager_index_range(dml_rt_device_t *dev, const char *opn,
+                                      dml_rt_tensor_t ind, int64_t n) {
+  dml_rt_tensor_t lo = DML_RT_TENSOR_NONE, hi = DML_RT_TENSOR_NONE;
+  int64_t v[2] = {0, 0};
+  dml_status_t e = dml_rt_tensor_op("ReduceMin", &ind, 1, NULL, 0, &lo, 1);
+  if (!e) e = dml_rt_tensor_op("ReduceMax", &ind, 1, NULL, 0, &hi, 1);
+  for (int i = 0; i < 2 && !e; i++) {
+    dml_rt_tensor_info_t info;
+    e = dml_rt_tensor_info(i ? hi : lo, &info);
+    dml_tensor_t h;
+    memset(&h, 0, sizeof h);
+    h.dtype = DML_DTYPE_I64;
+    h.rank = info.rank;
+    memcpy(h.dims, info.dims, sizeof h.dims);
+    h.data = &v[i];
+    if (!e) e = dml_rt_tensor_to_host(i ? hi : lo, &h);
+  }
+  if (lo.id) dml_status_free(dml_rt_tensor_free(lo));
+  if (hi.id) dml_status_free(dml_rt_tensor_free(hi));
+  if (e) return e;
+  if (v[0] < -n || v[1] >= n)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, opn,
+                           "index %lld is out of range [-%lld, %lld] (on %s)",
+                           (long long)(v[0] < -n ? v[0] : v[1]), (long long)n,
+                           (long long)(n - 1), dev->name);
+  return DML_OK;
+}
+
 /* Runs Gather (`axis`, default 0) on device tensors h[0] (x, slot xs[0])
  * and h[1] (the indices, i64 or i32) with the library's Gather kernel `k`
  * for x's dtype (dml_eager_lib.h DML_EAGER_GATHER): the output dims and
@@ -1713,6 +1769,9 @@ static dml_status_t eager_gather(dml_rt_device_t *dev, int32_t k,
     if (!e) e = get(ic, opn, &t);
     if (!e) ind = t;
   }
+  /* the indices' range, checked on the device (ReduceMin and ReduceMax:
+   * two values read back): out of range is an error, as on the CPU */
+  if (!e && n > 0 && nk > 0) e = dml_rt_eager_index_range(dev, opn, ic.id ? ic : h[1], D);
   /* binding 1: x at element 0, the indices at the next 16-byte boundary */
   const uint64_t ioff = ((uint64_t)nx * es + 15) & ~(uint64_t)15;
   if (!e && (n > (int64_t)UINT32_MAX || ioff / 8 + (uint64_t)nk > UINT32_MAX))
@@ -1840,6 +1899,43 @@ static dml_status_t below_2_32(const char *opn, const char *what, int64_t lo,
   return DML_OK;
 }
 
+/* Runs eager kernel k (an f64 MatMul or Conv row: every operand at
+ * binding 1) on operands x[0 .. n-1] (NULL: absent), each one's elements
+ * lo[j] .. hi[j] copied into one packed buffer (16-byte aligned spans;
+ * none when they share one storage), the word pc[offw[j]] (operand j's
+ * element offset) rebased to its place there; y at binding 0. */
+static dml_status_t run_packed(dml_rt_device_t *dev, uint32_t k, const slot_t *ys,
+                               const slot_t *const *x, uint32_t n, const int64_t *lo,
+                               const int64_t *hi, const uint32_t *offw, uint32_t *pc,
+                               uint32_t n_pc, uint32_t groups) {
+  const uint64_t es = dml_dtype_size(x[0]->dtype);
+  int shared = 1;
+  for (uint32_t j = 1; j < n; j++) shared = shared && (!x[j] || x[j]->st == x[0]->st);
+  if (shared)
+    return dev->mem->run_kernel(dev->h, k, ys->st->buf, x[0]->st->buf, NULL, 0, 0, pc,
+                                n_pc, groups);
+  dml_rt_devmem_copy_t cp[4];
+  uint32_t n_cp = 0;
+  uint64_t pack = 0;
+  for (uint32_t j = 0; j < n && j < 4; j++) {
+    if (!x[j]) continue;
+    cp[n_cp].src = x[j]->st->buf;
+    cp[n_cp].src_off = (uint64_t)lo[j] * es;
+    cp[n_cp].dst_off = pack;
+    cp[n_cp].bytes = (uint64_t)(hi[j] - lo[j] + 1) * es;
+    pc[offw[j]] = (uint32_t)(pack / es + (uint64_t)(x[j]->offset - lo[j]));
+    pack = (pack + cp[n_cp].bytes + 15) & ~(uint64_t)15;
+    n_cp++;
+  }
+  if (pack / es > UINT32_MAX)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, dml_op_name(dev->lib[k].op),
+                           "the operands reach %llu elements: the GPU's eager kernels "
+                           "index below 2^32",
+                           (unsigned long long)(pack / es));
+  return dev->mem->run_kernel(dev->h, k, ys->st->buf, NULL, cp, n_cp, pack, pc, n_pc,
+                              groups);
+}
+
 /* Runs MatMul (numpy matmul, f32) on device tensors a, b with the
  * library's kernel `k` (dml_eager_lib.h DML_EAGER_MATMUL): the operands
  * are read in place through their offsets and strides (views included);
@@ -1938,14 +2034,24 @@ static dml_status_t eager_matmul(dml_rt_device_t *dev, int32_t k, slot_t *a, slo
     pc[DML_EAGER_MM_B_BST + d] = src < 0 ? 0u : (uint32_t)mbs[src];
   }
   /* the unit-stride form when the rows are contiguous */
+  const uint32_t kdt = dev->lib[k].dtype;
   LIB_ROWS(dev, DML_OP_MATMUL, j)
-  if (dev->lib[j].kind == DML_EAGER_MATMUL &&
+  if (dev->lib[j].kind == DML_EAGER_MATMUL && dev->lib[j].dtype == kdt &&
       dev->lib[j].max_len == (a_sk == 1 && b_sn == 1 ? 1 : 0))
     k = (int32_t)j;
   void *bufs[3] = {ys ? ys->st->buf : NULL, a->st->buf, b->st->buf};
-  if (!e)
+  if (!e && kdt == DML_DTYPE_F64) { /* A and B in binding 1 */
+    int64_t lo2[2], hi2[2];
+    reach(a->offset, a->rank, a->dims, a->strides, &lo2[0], &hi2[0]);
+    reach(b->offset, b->rank, b->dims, b->strides, &lo2[1], &hi2[1]);
+    const slot_t *ab[2] = {a, b};
+    const uint32_t offw[2] = {DML_EAGER_MM_A_OFF, DML_EAGER_MM_B_OFF};
+    e = run_packed(dev, (uint32_t)k, ys, ab, 2, lo2, hi2, offw, pc, DML_EAGER_MM_WORDS,
+                   (uint32_t)grid);
+  } else if (!e) {
     e = dev->mem->run_kernel_bufs(dev->h, (uint32_t)k, bufs, 3, pc, DML_EAGER_MM_WORDS,
                                   (uint32_t)grid);
+  }
   if (e) {
     dml_status_free(dml_rt_tensor_free(*out));
     return dml_status_annotate(e, "%s on %s", opn, dev->name);
@@ -2063,9 +2169,19 @@ static dml_status_t eager_conv(dml_rt_device_t *dev, int32_t k, const dml_rt_ten
     pc[DML_EAGER_CV_HAS_BIAS] = cs[2] ? 1u : 0u;
     void *bufs[4] = {ys ? ys->st->buf : NULL, X->st->buf, W->st->buf,
                      cs[2] ? cs[2]->st->buf : NULL};
-    if (!e)
+    if (!e && dev->lib[k].dtype == DML_DTYPE_F64) { /* X, W, B in binding 1 */
+      int64_t lo3[3] = {0, 0, 0}, hi3[3] = {0, 0, 0};
+      for (uint32_t j = 0; j < 3; j++)
+        if (cs[j]) lo3[j] = cs[j]->offset, hi3[j] = cs[j]->offset + numel(cs[j]) - 1;
+      const slot_t *xwb[3] = {cs[0], cs[1], cs[2]};
+      const uint32_t offw[3] = {DML_EAGER_CV_X_OFF, DML_EAGER_CV_W_OFF,
+                                DML_EAGER_CV_B_OFF};
+      e = run_packed(dev, (uint32_t)k, ys, xwb, 3, lo3, hi3, offw, pc, DML_EAGER_CV_WORDS,
+                     (uint32_t)groups);
+    } else if (!e) {
       e = dev->mem->run_kernel_bufs(dev->h, (uint32_t)k, bufs, 4, pc, DML_EAGER_CV_WORDS,
                                     (uint32_t)groups);
+    }
     if (e) dml_status_free(dml_rt_tensor_free(*out));
   }
   for (uint32_t j = 0; j < 3; j++)
@@ -2085,12 +2201,13 @@ static dml_status_t eager_gemm(dml_rt_device_t *dev, const dml_rt_tensor_t *h,
   const char *opn = "Gemm";
   dml_tensor_t y;
   slot_t *in[3] = {x[0], x[1], n_in > 2 ? x[2] : NULL};
+  const dml_dtype_t gdt = x[0]->dtype; /* f32 or f64 (f16, bf16: through f32) */
   for (uint32_t j = 0; j < 3; j++)
-    if (in[j] && in[j]->dtype != DML_DTYPE_F32)
+    if (in[j] && (in[j]->dtype != gdt || (gdt != DML_DTYPE_F32 && gdt != DML_DTYPE_F64)))
       return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
-                             "the GPU's eager kernels take f32 only in this version "
-                             "(input %u is %s)",
-                             j, dml_dtype_name(in[j]->dtype));
+                             "the GPU's eager kernels take f32 or f64 operands of one "
+                             "dtype in this version (input %u is %s, input 0 %s)",
+                             j, dml_dtype_name(in[j]->dtype), dml_dtype_name(gdt));
   DML_RETURN_IF_ERROR(rule_dims(dev, DML_OP_GEMM, in, n_in, attrs, n_attrs, &y));
   for (uint32_t i = 0; i < n_attrs; i++) {
     const char *an = attrs[i].name ? attrs[i].name : "";
@@ -2118,7 +2235,7 @@ static dml_status_t eager_gemm(dml_rt_device_t *dev, const dml_rt_tensor_t *h,
   if (!e) e = dml_rt_tensor_op("MatMul", t, 2, NULL, 0, &t[2], 1);
   dml_rt_tensor_t r = t[2];
   if (!e && alpha != 1.0f) {
-    e = dml_rt_tensor_full(dev, DML_DTYPE_F32, 0, NULL, alpha, &t[3]);
+    e = dml_rt_tensor_full(dev, gdt, 0, NULL, alpha, &t[3]);
     dml_rt_tensor_t m[2] = {t[2], t[3]};
     if (!e) e = dml_rt_tensor_op("Mul", m, 2, NULL, 0, &t[4], 1);
     r = t[4];
@@ -2126,7 +2243,7 @@ static dml_status_t eager_gemm(dml_rt_device_t *dev, const dml_rt_tensor_t *h,
   if (!e && in[2] && beta != 0.0f) {
     dml_rt_tensor_t cb = h[2];
     if (beta != 1.0f) {
-      e = dml_rt_tensor_full(dev, DML_DTYPE_F32, 0, NULL, beta, &t[5]);
+      e = dml_rt_tensor_full(dev, gdt, 0, NULL, beta, &t[5]);
       dml_rt_tensor_t m[2] = {h[2], t[5]};
       if (!e) e = dml_rt_tensor_op("Mul", m, 2, NULL, 0, &t[6], 1);
       cb = t[6];
@@ -2302,6 +2419,13 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     }
   }
   if (!s && dev->mem) { /* the device's eager kernel library */
+    /* the ops composed of the library's kernels (dml_tensor_compose.c) */
+    if (dev->mem->run_kernel && dev->n_lib) {
+      int done = 0;
+      s = dml_rt_eager_composed(dev, id, inputs, n_inputs, attrs, n_attrs, outputs,
+                                n_outputs, &done);
+      if (done || s) return s;
+    }
     /* Gemm: the MatMul kernel on transposed views, then alpha and beta C
      * by the elementwise kernels */
     if (id == DML_OP_GEMM && (n_inputs == 2 || n_inputs == 3) && xs[0] && xs[1] &&
@@ -2402,8 +2526,13 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
       int32_t ki = eager_find_t(dev, DML_OP_IDENTITY, 1, dt, dt);
       if (ki >= 0) return eager_gpu(dev, DML_OP_IDENTITY, ki, xs, 1, NULL, 0, outputs);
     }
-    int32_t k = id == DML_OP_MATMUL || conv ? eager_find(dev, id, conv ? 3u : n_inputs)
-                                            : eager_find_t(dev, id, n_inputs, dt, odt);
+    /* MatMul and Conv: the row of the operands' dtype (f32, f64), else
+     * the f32 one (whose dtype check below names the operand) */
+    int32_t k = id == DML_OP_MATMUL || conv
+                    ? eager_find_t(dev, id, conv ? 3u : n_inputs, dt, dt)
+                    : eager_find_t(dev, id, n_inputs, dt, odt);
+    if (k < 0 && (id == DML_OP_MATMUL || conv))
+      k = eager_find(dev, id, conv ? 3u : n_inputs);
     if (k < 0 && eager_has(dev, id, n_inputs) &&
         dev->mem->run_kernel) /* the op is there, not for this dtype */
       return dml_status_detail(
@@ -2415,8 +2544,9 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
           "Not; bool out for IsNaN, IsInf); f16, bf16, f64, i8, i16, i32, i64, u8, "
           "u16, u32 and u64 for Identity, Add, Sub, Mul, Mod, Max, Min, Abs, Neg and "
           "Relu (signed only), the compares, Clip and Where (f16, bf16: also Div, Exp, "
-          "Sqrt, Sigmoid, Tanh; f64: Div, Exp, Sqrt), Cast between any two of those "
-          "and f32; u8, u16, u32, u64 for BitShift; bool for Identity, Equal and "
+          "Sqrt, Sigmoid, Tanh; f64: Div, Exp, Sqrt, Sigmoid, Tanh), Cast between any "
+          "two of those and f32; u8, u16, u32, u64 for BitShift; bool for Identity, "
+          "Equal and "
           "Where; ReduceSum, ReduceMax, ReduceMin, ArgMax, ArgMin of each but f16 and "
           "bf16, whose reductions run through f32; Sum, Max, Min and Mean of any "
           "count folded by Add, Max, Min (docs/tensor.md)");
@@ -2435,8 +2565,9 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
               ? "this device has no eager kernel library in this version"
           : dev->n_lib ? "the eager library holds the elementwise ops, Identity, "
                          "the reductions, Softmax, LogSoftmax, MatMul, Gemm, Conv and "
-                         "Gather, and Transpose, Slice, Expand, Concat as copies, only "
-                         "(docs/tensor.md)"
+                         "Gather, Transpose, Slice, Expand, Concat as copies, and the "
+                         "normalizations, pools, Pad, Tile, Split, the reshape family "
+                         "and GatherElements composed of them, only (docs/tensor.md)"
           : dev->lib == dml_eager_ptx
               ? "this build has no CUDA eager kernel library (it is made where the "
                 "code generator and clang-16 are; a runtime-only build takes it with "
@@ -2453,9 +2584,11 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
           char a[160], b[160];
           s = dev->lib[k].kind == DML_EAGER_MATMUL || dev->lib[k].kind == DML_EAGER_CONV
                   ? dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
-                                    "the GPU's eager %s takes f32 only in this version "
-                                    "(input %u is %s)",
-                                    opn, i, dml_dtype_name(xs[i]->dtype))
+                                    "the GPU's eager %s takes f32 and f64 operands of "
+                                    "one dtype (f16, bf16 through f32) in this version "
+                                    "(input %u is %s, the kernel %s)",
+                                    opn, i, dml_dtype_name(xs[i]->dtype),
+                                    dml_dtype_name((dml_dtype_t)dev->lib[k].dtype))
                   : dml_status_detail(
                         dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
                                         "dtype mismatch"),

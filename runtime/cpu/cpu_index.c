@@ -133,6 +133,10 @@ static dml_status_t elements_check(const dml_cpu_call_t *c, const dml_tensor_t *
   return DML_OK;
 }
 
+dml_status_t dml_cpu_elements_check(const dml_cpu_call_t *call, int64_t *axis) {
+  return elements_check(call, &call->inputs[0], &call->inputs[1], axis);
+}
+
 static dml_status_t index_oob(const dml_cpu_call_t *c, int64_t v, int64_t n,
                               int64_t pos) {
   return dml_cpu_error(c, DML_STATUS_OUT_OF_RANGE,

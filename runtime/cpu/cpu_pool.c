@@ -101,6 +101,25 @@ static dml_status_t pool_geo(const dml_cpu_call_t *c, pool_geo_t *g) {
 
 typedef enum { P_MAX, P_AVG_EXCL, P_AVG_INCL } pool_kind_t;
 
+dml_status_t dml_cpu_pool_geometry(const dml_cpu_call_t *call, int64_t *k, int64_t *s,
+                                   int64_t *d, int64_t *pb, int64_t *pe, int include_pad,
+                                   int64_t *const *cnt) {
+  pool_geo_t g;
+  DML_RETURN_IF_ERROR(pool_geo(call, &g));
+  for (int i = 0; i < g.r; i++) {
+    k[i] = g.k[i], s[i] = g.s[i], d[i] = g.d[i], pb[i] = g.pb[i], pe[i] = g.pe[i];
+    for (int64_t o = 0; cnt && o < g.out[i]; o++) { /* pool_window_f64's divisor */
+      int64_t n = 0;
+      for (int64_t t = 0; t < g.k[i]; t++) {
+        int64_t p = o * g.s[i] - g.pb[i] + t * g.d[i];
+        n += include_pad ? p >= -g.pb[i] && p < g.in[i] + g.pe[i] : p >= 0 && p < g.in[i];
+      }
+      cnt[i][o] = n;
+    }
+  }
+  return DML_OK;
+}
+
 /* One output position: visits the window. Returns the value and, for max,
  * the spatial offset of the winner in *arg (-1 when the window is empty). */
 static double pool_window_f64(const pool_geo_t *g, pool_kind_t kind, dml_dtype_t dt,

@@ -469,6 +469,18 @@ size_t dml_cpus_Pad(const dml_cpu_call_t *c, int threads) {
   return s > 0 ? (size_t)s * sizeof(int64_t) : 0;
 }
 
+int64_t dml_cpu_pad_source(int m, int64_t o, int64_t pb, int64_t n) {
+  int64_t i = o - pb;
+  if (i >= 0 && i < n) return i;
+  if (m == 0 || n <= 0) return -1;
+  if (m == 2) return i < 0 ? 0 : n - 1;
+  if (m == 3) return ((i % n) + n) % n;
+  if (n == 1) return 0;
+  int64_t per = 2 * (n - 1);
+  i = ((i % per) + per) % per;
+  return i >= n ? per - i : i;
+}
+
 dml_status_t dml_cpuk_Pad(const dml_cpu_call_t *c) {
   const dml_tensor_t *x = &c->inputs[0];
   dml_tensor_t *y = &c->outputs[0];
@@ -529,24 +541,9 @@ dml_status_t dml_cpuk_Pad(const dml_cpu_call_t *c) {
     int64_t n = x->dims[d];
     for (int64_t o = 0; o < y->dims[d]; o++) {
       int64_t i = o - pads[d];
-      if (i < 0 || i >= n) {
-        if (m == 0) {
-          i = -1;
-        } else if (n == 0) {
-          return dml_cpu_err_shapes(c, "cannot %s-pad an empty dim", mode);
-        } else if (m == 2) {
-          i = i < 0 ? 0 : n - 1;
-        } else if (m == 3) {
-          i = ((i % n) + n) % n;
-        } else if (n == 1) {
-          i = 0;
-        } else {
-          int64_t per = 2 * (n - 1);
-          i = ((i % per) + per) % per;
-          if (i >= n) i = per - i;
-        }
-      }
-      mp[o] = i;
+      if ((i < 0 || i >= n) && m != 0 && n == 0)
+        return dml_cpu_err_shapes(c, "cannot %s-pad an empty dim", mode);
+      mp[o] = dml_cpu_pad_source(m, o, pads[d], n);
     }
     mp += y->dims[d];
   }

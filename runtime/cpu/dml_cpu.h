@@ -151,6 +151,31 @@ int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i);
 dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *call);
 #define DML_MAX_EAGER_OUTPUTS 16
 
+/* The geometry the pool kernels (MaxPool, AveragePool) use, for the eager
+ * paths of other devices (runtime/dml_tensor_compose.c): call's input 0 X
+ * [N, C, spatial...] and output 0 Y (dims only; no data read) with the
+ * op's attributes; writes the r = rank - 2 spatial dims' kernel, strides,
+ * dilations and begin and end pads (auto_pad resolved) and the divisor
+ * count AveragePool uses per output position along each spatial dim
+ * (dim i's counts at cnt[i][0 .. Y dims[2 + i] - 1], DML_MAX_RANK - 2 dims
+ * at most; cnt may be NULL): the window positions inside X, or with
+ * count_include_pad inside the padded X. Errors: the kernels' (INVALID_ARGUMENT
+ * for bad attributes or Y dims that do not fit the window rule). */
+dml_status_t dml_cpu_pool_geometry(const dml_cpu_call_t *call, int64_t *k, int64_t *s,
+                                   int64_t *d, int64_t *pb, int64_t *pe, int include_pad,
+                                   int64_t *const *cnt);
+
+/* Pad's source coordinate along one dim (the CPU kernel's map, also the
+ * eager path's on other devices): output coordinate o with begin pad pb
+ * over an input dim of n > 0 in mode m (0 constant: -1 in the padding, 1
+ * reflect, 2 edge, 3 wrap); -1 for a padded position of mode 0. */
+int64_t dml_cpu_pad_source(int m, int64_t o, int64_t pb, int64_t n);
+
+/* GatherElements' and ScatterElements' operand check (indices i32 or i64
+ * of x's rank, dims within x's off the axis; dims only): the axis,
+ * normalized, in *axis. Errors the kernels'. */
+dml_status_t dml_cpu_elements_check(const dml_cpu_call_t *call, int64_t *axis);
+
 /* 1 when dml_cpu_eager_outputs() has a rule for `op` (op_rules.def's EAGER
  * column, `broadcast` for ew_ops.def's ops) and a CPU kernel exists. */
 int dml_cpu_eager_supported(dml_op_t op);

@@ -33,8 +33,10 @@ static void test_rows(void) {
     CHECK(strstr(text, entry) != NULL);
     CHECK(strstr(text, ".target sm_80") != NULL);
     /* the parameters run_kernel passes: y, x, then the words by value;
-     * run_kernel_bufs (MatMul, Conv): four pointers, then the words */
-    int bufs = E->kind == DML_EAGER_MATMUL || E->kind == DML_EAGER_CONV;
+     * run_kernel_bufs (MatMul, Conv of f32): four pointers, then the words;
+     * the f64 MatMul and Conv rows read every operand from x (run_kernel) */
+    int bufs = (E->kind == DML_EAGER_MATMUL || E->kind == DML_EAGER_CONV) &&
+               E->dtype == DML_DTYPE_F32;
     uint32_t nw = E->kind == DML_EAGER_EW       ? DML_EAGER_PC_WORDS
                   : E->kind == DML_EAGER_REDUCE ? DML_EAGER_REDUCE_SYMS
                   : E->kind == DML_EAGER_MATMUL ? (uint32_t)DML_EAGER_MM_WORDS
@@ -72,7 +74,9 @@ static void test_rows(void) {
       "%u PTX kernels: %u elementwise (two forms each), %u reductions and softmaxes, "
       "%u MatMul, %u Conv, %u Gather; the SPIR-V library has %u\n",
       dml_eager_ptx_count, n_ew, n_red, n_mm, n_cv, n_ga, dml_eager_spirv_count);
-  CHECK(n_mm == 2 && n_cv == 1 && n_ga == 13); /* Gather: 13 dtypes of x */
+  /* MatMul: f32 and f64, each any-stride and unit-stride; Conv: f32, f64;
+   * Gather: 13 dtypes of x */
+  CHECK(n_mm == 4 && n_cv == 2 && n_ga == 13);
   CHECK(n_ew >= 90 && n_red >= 16); /* 2 forms: 45 elementwise ops, 8 reductions */
 }
 

@@ -85,85 +85,112 @@ static int cpu_op(dml_op_t op, uint32_t n_in, void *const *xs, const dml_dtype_t
 }
 
 /* A MatMul row's contract (dml_eager_lib.h DML_EAGER_MATMUL): parameters
- * (y, A, B, unused, words); each of the grid's blocks takes blocks w + it
- * * grid (it < iters) below BLOCKS, block w = (b * MB + mb) * NB + nb, and
- * writes Y[b, m, n] = sum over k in order of A[a_off + batch offsets + m *
- * a_sm + k * a_sk] * B[...], in f32 (32-bit index arithmetic, as the
- * kernel's). The unit row (max_len 1) reads k and n with stride 1. */
+ * (y, A, B, unused, words) for f32; (y, x, words) for f64, A and B both in
+ * x at their offsets (the f64 rows read every operand from binding 1);
+ * each of the grid's blocks takes blocks w + it * grid (it < iters) below
+ * BLOCKS, block w = (b * MB + mb) * NB + nb, and writes Y[b, m, n] = sum
+ * over k in order of A[a_off + batch offsets + m * a_sm + k * a_sk] *
+ * B[...], in the row's dtype (32-bit index arithmetic, as the kernel's).
+ * The unit row (max_len 1) reads k and n with stride 1. */
+#define EMULATE_MM(name, T)                                                             \
+  static int name(const dml_eager_kernel_t *E, const unsigned grid[3], void **params) { \
+    const int one = E->dtype == DML_DTYPE_F64; /* every operand in binding 1 */         \
+    T *y = (T *)(uintptr_t) * (unsigned long long *)params[0];                          \
+    const T *A = (const T *)(uintptr_t) * (unsigned long long *)params[1];              \
+    const T *B = (const T *)(uintptr_t) * (unsigned long long *)params[one ? 1 : 2];    \
+    const unsigned *pc = (const unsigned *)params[one ? 2 : 4];                         \
+    uint32_t M = pc[DML_EAGER_MM_M], N = pc[DML_EAGER_MM_N], K = pc[DML_EAGER_MM_K];    \
+    uint32_t NB = pc[DML_EAGER_MM_NB], MB = pc[DML_EAGER_MM_MB],                        \
+             blocks = pc[DML_EAGER_MM_BLOCKS], iters = pc[DML_EAGER_MM_ITERS];          \
+    uint32_t a_sk = E->max_len ? 1u : pc[DML_EAGER_MM_A_SK],                            \
+             b_sn = E->max_len ? 1u : pc[DML_EAGER_MM_B_SN];                            \
+    const uint32_t TL = DML_EAGER_MM_TILE;                                              \
+    if (grid[0] != pc[DML_EAGER_MM_GRID] || (uint64_t)grid[0] * iters < blocks ||       \
+        NB != (N + TL - 1) / TL || MB != (M + TL - 1) / TL)                             \
+      return 1;                                                                         \
+    for (uint32_t w = 0; w < blocks; w++) {                                             \
+      uint32_t nb = w % NB, mb = (w / NB) % MB, bi = w / NB / MB, rest = bi;            \
+      uint32_t abase = pc[DML_EAGER_MM_A_OFF], bbase = pc[DML_EAGER_MM_B_OFF];          \
+      for (int d = (int)DML_EAGER_MM_BATCH - 1; d >= 0; d--) {                          \
+        uint32_t e = pc[DML_EAGER_MM_BDIMS + (uint32_t)d];                              \
+        uint32_t cd = d == 0 ? rest : rest % e;                                         \
+        rest /= e;                                                                      \
+        abase += cd * pc[DML_EAGER_MM_A_BST + (uint32_t)d];                             \
+        bbase += cd * pc[DML_EAGER_MM_B_BST + (uint32_t)d];                             \
+      }                                                                                 \
+      for (uint32_t m = mb * TL; m < M && m < mb * TL + TL; m++)                        \
+        for (uint32_t n = nb * TL; n < N && n < nb * TL + TL; n++) {                    \
+          T acc = 0;                                                                    \
+          for (uint32_t k = 0; k < K; k++)                                              \
+            acc += A[abase + m * pc[DML_EAGER_MM_A_SM] + k * a_sk] *                    \
+                   B[bbase + k * pc[DML_EAGER_MM_B_SK] + n * b_sn];                     \
+          y[(bi * M + m) * N + n] = acc;                                                \
+        }                                                                               \
+    }                                                                                   \
+    return 0;                                                                           \
+  }
+EMULATE_MM(emulate_mm_f32, float)
+EMULATE_MM(emulate_mm_f64, double)
+
 static int emulate_mm(const dml_eager_kernel_t *E, const unsigned grid[3],
                       void **params) {
-  float *y = (float *)(uintptr_t) * (unsigned long long *)params[0];
-  const float *A = (const float *)(uintptr_t) * (unsigned long long *)params[1];
-  const float *B = (const float *)(uintptr_t) * (unsigned long long *)params[2];
-  const unsigned *pc = (const unsigned *)params[4];
-  uint32_t M = pc[DML_EAGER_MM_M], N = pc[DML_EAGER_MM_N], K = pc[DML_EAGER_MM_K];
-  uint32_t NB = pc[DML_EAGER_MM_NB], MB = pc[DML_EAGER_MM_MB],
-           blocks = pc[DML_EAGER_MM_BLOCKS], iters = pc[DML_EAGER_MM_ITERS];
-  uint32_t a_sk = E->max_len ? 1u : pc[DML_EAGER_MM_A_SK],
-           b_sn = E->max_len ? 1u : pc[DML_EAGER_MM_B_SN];
-  const uint32_t T = DML_EAGER_MM_TILE;
-  if (grid[0] != pc[DML_EAGER_MM_GRID] || (uint64_t)grid[0] * iters < blocks ||
-      NB != (N + T - 1) / T || MB != (M + T - 1) / T)
-    return 1;
-  for (uint32_t w = 0; w < blocks; w++) {
-    uint32_t nb = w % NB, mb = (w / NB) % MB, bi = w / NB / MB, rest = bi;
-    uint32_t abase = pc[DML_EAGER_MM_A_OFF], bbase = pc[DML_EAGER_MM_B_OFF];
-    for (int d = (int)DML_EAGER_MM_BATCH - 1; d >= 0; d--) {
-      uint32_t e = pc[DML_EAGER_MM_BDIMS + (uint32_t)d];
-      uint32_t cd = d == 0 ? rest : rest % e;
-      rest /= e;
-      abase += cd * pc[DML_EAGER_MM_A_BST + (uint32_t)d];
-      bbase += cd * pc[DML_EAGER_MM_B_BST + (uint32_t)d];
-    }
-    for (uint32_t m = mb * T; m < M && m < mb * T + T; m++)
-      for (uint32_t n = nb * T; n < N && n < nb * T + T; n++) {
-        float acc = 0.0f;
-        for (uint32_t k = 0; k < K; k++)
-          acc += A[abase + m * pc[DML_EAGER_MM_A_SM] + k * a_sk] *
-                 B[bbase + k * pc[DML_EAGER_MM_B_SK] + n * b_sn];
-        y[(bi * M + m) * N + n] = acc;
-      }
-  }
-  return 0;
+  return E->dtype == DML_DTYPE_F64 ? emulate_mm_f64(E, grid, params)
+                                   : emulate_mm_f32(E, grid, params);
 }
 
 /* A Conv row's contract (DML_EAGER_CONV): parameters (y, X, W, bias,
- * words); element i < n of Y [N, OC, OH, OW] (each taken once by the grid's
- * invocations g + it * stride) is the bias (when HAS_BIAS) plus the sum
- * over the group's channels and the window of X (0 in the padding) times
- * W, in f32 in that order. */
-static int emulate_conv(const unsigned grid[3], const unsigned block[3], void **params) {
-  float *y = (float *)(uintptr_t) * (unsigned long long *)params[0];
-  const float *X = (const float *)(uintptr_t) * (unsigned long long *)params[1];
-  const float *W = (const float *)(uintptr_t) * (unsigned long long *)params[2];
-  const float *Bi = (const float *)(uintptr_t) * (unsigned long long *)params[3];
-  const unsigned *pc = (const unsigned *)params[4];
-  uint32_t n = pc[DML_EAGER_CV_N], stride = pc[DML_EAGER_CV_STRIDE],
-           iters = pc[DML_EAGER_CV_ITERS];
-  if ((uint64_t)grid[0] * block[0] != stride || (uint64_t)iters * stride < n) return 1;
-  uint32_t OW = pc[DML_EAGER_CV_OW], OH = pc[DML_EAGER_CV_OH], OC = pc[DML_EAGER_CV_OC],
-           CG = pc[DML_EAGER_CV_CG], OCG = pc[DML_EAGER_CV_OCG], H = pc[DML_EAGER_CV_H],
-           Wd = pc[DML_EAGER_CV_W], KH = pc[DML_EAGER_CV_KH], KW = pc[DML_EAGER_CV_KW],
-           PH = pc[DML_EAGER_CV_PH], PW = pc[DML_EAGER_CV_PW];
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t ow = i % OW, oh = i / OW % OH, oc = i / OW / OH % OC, b = i / OW / OH / OC;
-    uint32_t g = oc / OCG;
-    float acc = pc[DML_EAGER_CV_HAS_BIAS] ? Bi[pc[DML_EAGER_CV_B_OFF] + oc] : 0.0f;
-    for (uint32_t c = 0; c < CG; c++)
-      for (uint32_t ki = 0; ki < KH; ki++)
-        for (uint32_t kj = 0; kj < KW; kj++) {
-          uint32_t ihp = oh * pc[DML_EAGER_CV_SH] + ki * pc[DML_EAGER_CV_DH],
-                   iwp = ow * pc[DML_EAGER_CV_SW] + kj * pc[DML_EAGER_CV_DW];
-          uint32_t chan = b * pc[DML_EAGER_CV_C] + g * CG + c;
-          float xv =
-              ihp >= PH && ihp < PH + H && iwp >= PW && iwp < PW + Wd
-                  ? X[pc[DML_EAGER_CV_X_OFF] + (chan * H + ihp - PH) * Wd + iwp - PW]
-                  : 0.0f;
-          acc += xv * W[pc[DML_EAGER_CV_W_OFF] + ((oc * CG + c) * KH + ki) * KW + kj];
-        }
-    y[i] = acc;
+ * words) for f32; (y, x, words) for f64, X, W and the bias in x at their
+ * offsets; element i < n of Y [N, OC, OH, OW] (each taken once by the
+ * grid's invocations g + it * stride) is the bias (when HAS_BIAS) plus the
+ * sum over the group's channels and the window of X (0 in the padding)
+ * times W, in the row's dtype in that order. */
+#define EMULATE_CONV(name, T)                                                            \
+  static int name(const dml_eager_kernel_t *E, const unsigned grid[3],                   \
+                  const unsigned block[3], void **params) {                              \
+    const int one = E->dtype == DML_DTYPE_F64;                                           \
+    T *y = (T *)(uintptr_t) * (unsigned long long *)params[0];                           \
+    const T *X = (const T *)(uintptr_t) * (unsigned long long *)params[1];               \
+    const T *W = (const T *)(uintptr_t) * (unsigned long long *)params[one ? 1 : 2];     \
+    const T *Bi = (const T *)(uintptr_t) * (unsigned long long *)params[one ? 1 : 3];    \
+    const unsigned *pc = (const unsigned *)params[one ? 2 : 4];                          \
+    uint32_t n = pc[DML_EAGER_CV_N], stride = pc[DML_EAGER_CV_STRIDE],                   \
+             iters = pc[DML_EAGER_CV_ITERS];                                             \
+    if ((uint64_t)grid[0] * block[0] != stride || (uint64_t)iters * stride < n)          \
+      return 1;                                                                          \
+    uint32_t OW = pc[DML_EAGER_CV_OW], OH = pc[DML_EAGER_CV_OH],                         \
+             OC = pc[DML_EAGER_CV_OC], CG = pc[DML_EAGER_CV_CG],                         \
+             OCG = pc[DML_EAGER_CV_OCG], H = pc[DML_EAGER_CV_H],                         \
+             Wd = pc[DML_EAGER_CV_W], KH = pc[DML_EAGER_CV_KH],                          \
+             KW = pc[DML_EAGER_CV_KW], PH = pc[DML_EAGER_CV_PH],                         \
+             PW = pc[DML_EAGER_CV_PW];                                                   \
+    for (uint32_t i = 0; i < n; i++) {                                                   \
+      uint32_t ow = i % OW, oh = i / OW % OH, oc = i / OW / OH % OC,                     \
+               b = i / OW / OH / OC;                                                     \
+      uint32_t g = oc / OCG;                                                             \
+      T acc = pc[DML_EAGER_CV_HAS_BIAS] ? Bi[pc[DML_EAGER_CV_B_OFF] + oc] : (T)0;        \
+      for (uint32_t c = 0; c < CG; c++)                                                  \
+        for (uint32_t ki = 0; ki < KH; ki++)                                             \
+          for (uint32_t kj = 0; kj < KW; kj++) {                                         \
+            uint32_t ihp = oh * pc[DML_EAGER_CV_SH] + ki * pc[DML_EAGER_CV_DH],          \
+                     iwp = ow * pc[DML_EAGER_CV_SW] + kj * pc[DML_EAGER_CV_DW];          \
+            uint32_t chan = b * pc[DML_EAGER_CV_C] + g * CG + c;                         \
+            T xv =                                                                       \
+                ihp >= PH && ihp < PH + H && iwp >= PW && iwp < PW + Wd                  \
+                    ? X[pc[DML_EAGER_CV_X_OFF] + (chan * H + ihp - PH) * Wd + iwp - PW]  \
+                    : (T)0;                                                              \
+            acc += xv * W[pc[DML_EAGER_CV_W_OFF] + ((oc * CG + c) * KH + ki) * KW + kj]; \
+          }                                                                              \
+      y[i] = acc;                                                                        \
+    }                                                                                    \
+    return 0;                                                                            \
   }
-  return 0;
+EMULATE_CONV(emulate_conv_f32, float)
+EMULATE_CONV(emulate_conv_f64, double)
+
+static int emulate_conv(const dml_eager_kernel_t *E, const unsigned grid[3],
+                        const unsigned block[3], void **params) {
+  return E->dtype == DML_DTYPE_F64 ? emulate_conv_f64(E, grid, block, params)
+                                   : emulate_conv_f32(E, grid, block, params);
 }
 
 /* A Gather row's contract (dml_eager_lib.h DML_EAGER_GATHER): Y[p, k, q] =
@@ -204,7 +231,7 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
     return 1;
   g_launches++;
   if (E->kind == DML_EAGER_MATMUL) return emulate_mm(E, grid, params);
-  if (E->kind == DML_EAGER_CONV) return emulate_conv(grid, block, params);
+  if (E->kind == DML_EAGER_CONV) return emulate_conv(E, grid, block, params);
   if (E->kind == DML_EAGER_GATHER) return emulate_gather(E, grid, block, params);
   char *y = (char *)(uintptr_t) * (unsigned long long *)params[0];
   const char *x = (const char *)(uintptr_t) * (unsigned long long *)params[1];

@@ -1,0 +1,950 @@
+/*
+ * dml_tensor_compose.c — eager ops on GPU devices composed of the eager
+ * kernel library's kernels and the tensor API's views (docs/tensor.md
+ * "Composed ops"): LayerNormalization, BatchNormalization (inference),
+ * InstanceNormalization, MaxPool (Y only), AveragePool, GlobalAveragePool,
+ * GlobalMaxPool, Pad, Tile, Split, Reshape, Squeeze, Unsqueeze, Flatten,
+ * GatherElements, and MatMul, Gemm, Conv of f16 and bf16 through f32.
+ * Every step is a dml_rt_tensor_op of the library (so the same code runs on
+ * Vulkan and on CUDA); shapes, strides and attributes are taken at
+ * dispatch, nothing is compiled per shape. The output dims and the checks
+ * are the ops' shape rules (dml_rt_eager_rule) and the CPU kernels' own
+ * geometry (dml_cpu_pool_geometry, dml_cpu_pad_source,
+ * dml_cpu_elements_check), so no formula of the CPU's is written twice.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dml_cpu.h"
+#include "dml_tensor_eager.h"
+
+#define NONE DML_RT_TENSOR_NONE
+
+/* Drops the caller's reference to *t (a tensor made here, or an input
+ * retained here), then forgets it. */
+static void drop(dml_rt_tensor_t *t) {
+  if (t->id) dml_status_free(dml_rt_tensor_release(*t));
+  *t = NONE;
+}
+
+static dml_status_t op1(const char *op, dml_rt_tensor_t a, const dml_attr_t *at,
+                        uint32_t na, dml_rt_tensor_t *y) {
+  *y = NONE;
+  return dml_rt_tensor_op(op, &a, 1, at, na, y, 1);
+}
+
+static dml_status_t op2(const char *op, dml_rt_tensor_t a, dml_rt_tensor_t b,
+                        dml_rt_tensor_t *y) {
+  dml_rt_tensor_t in[2] = {a, b};
+  *y = NONE;
+  return dml_rt_tensor_op(op, in, 2, NULL, 0, y, 1);
+}
+
+/* *acc = op(*acc, b); the old *acc (owned by the caller) freed. */
+static dml_status_t op2_into(const char *op, dml_rt_tensor_t *acc, dml_rt_tensor_t b) {
+  dml_rt_tensor_t y;
+  dml_status_t e = op2(op, *acc, b, &y);
+  if (!e) {
+    drop(acc);
+    *acc = y;
+  }
+  return e;
+}
+
+static dml_attr_t int_attr(const char *name, int64_t v) {
+  dml_attr_t a;
+  memset(&a, 0, sizeof a);
+  a.name = name;
+  a.kind = DML_ATTR_INT;
+  a.i = v;
+  return a;
+}
+
+static dml_attr_t ints_attr(const char *name, const int64_t *v, size_t n) {
+  dml_attr_t a;
+  memset(&a, 0, sizeof a);
+  a.name = name;
+  a.kind = DML_ATTR_INTS;
+  a.ints = v;
+  a.n = n;
+  return a;
+}
+
+/* UNIMPLEMENTED for an attribute outside `ok` (NULL-terminated). */
+static dml_status_t only_attrs(dml_op_t id, const dml_attr_t *attrs, uint32_t n,
+                               const char *const *ok) {
+  for (uint32_t i = 0; i < n; i++) {
+    if (!attrs[i].name) continue;
+    int found = 0;
+    for (size_t j = 0; ok[j] && !found; j++) found = !strcmp(attrs[i].name, ok[j]);
+    if (!found)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, dml_op_name(id),
+                             "attribute '%s' is not taken by the GPU's eager %s in this "
+                             "version",
+                             attrs[i].name, dml_op_name(id));
+  }
+  return DML_OK;
+}
+
+/* Error s of a CPU check run for op `id` on device dev restated as op
+ * `id`'s with the device in its reason (as the shape rules' errors are). */
+static dml_status_t on_dev(dml_status_t s, dml_op_t id, dml_rt_device_t *dev) {
+  if (!s) return s;
+  dml_status_t r = dml_status_make(dml_status_code(s), dml_op_name(id), "%s (on %s)",
+                                   dml_status_reason(s), dml_rt_device_name(dev));
+  if (dml_status_details(s)[0]) r = dml_status_detail(r, "%s", dml_status_details(s));
+  dml_status_free(s);
+  return r;
+}
+
+static int is_half(dml_dtype_t d) {
+  return d == DML_DTYPE_F16 || d == DML_DTYPE_BF16;
+}
+
+static dml_status_t cast(dml_rt_tensor_t x, dml_dtype_t to, dml_rt_tensor_t *y) {
+  dml_attr_t a = int_attr("to", dml_dtype_onnx_code(to));
+  return op1("Cast", x, &a, 1, y);
+}
+
+/* Op `id` of f16 or bf16 operands (dtype dt) run on their f32 casts
+ * (exact), output 0 cast back to dt (one rounding; f32 accumulation). */
+static dml_status_t via_f32(dml_op_t id, dml_dtype_t dt, const dml_rt_tensor_t *in,
+                            uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                            dml_rt_tensor_t *out) {
+  dml_rt_tensor_t c[8], y = NONE;
+  dml_status_t e = DML_OK;
+  if (n > 8)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id),
+                           "%u inputs: at most 8", n);
+  for (uint32_t j = 0; j < n; j++) c[j] = NONE;
+  for (uint32_t j = 0; j < n && !e; j++) {
+    if (!in[j].id) continue;
+    dml_rt_tensor_info_t ij;
+    e = dml_rt_tensor_info(in[j], &ij);
+    if (!e && ij.dtype != dt) {
+      char a[96];
+      e = dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id), "dtype mismatch"),
+          "input 0 %s, input %u %s%s", dml_dtype_name(dt), j, dml_dtype_name(ij.dtype),
+          dml_dims_str(ij.dims, ij.rank, a, sizeof a));
+    }
+    if (!e) e = cast(in[j], DML_DTYPE_F32, &c[j]);
+  }
+  if (!e) e = dml_rt_tensor_op(dml_op_name(id), c, n, attrs, na, &y, 1);
+  if (!e) e = cast(y, dt, out);
+  for (uint32_t j = 0; j < n; j++) drop(&c[j]);
+  drop(&y);
+  return e;
+}
+
+/* (x - mean) / sqrt(mean((x - mean)^2) + eps) over `axes` (x f32 or f64):
+ * ReduceMean, Sub, Mul, ReduceMean, Add, Sqrt, Div (7 dispatches). */
+static dml_status_t standardize(dml_rt_device_t *dev, dml_rt_tensor_t x, dml_dtype_t dt,
+                                const int64_t *axes, uint32_t na, double eps,
+                                dml_rt_tensor_t *out) {
+  dml_attr_t a[2] = {ints_attr("axes", axes, na), int_attr("keepdims", 1)};
+  dml_rt_tensor_t mean = NONE, d = NONE, sq = NONE, var = NONE, ep = NONE;
+  dml_status_t e = op1("ReduceMean", x, a, 2, &mean);
+  if (!e) e = op2("Sub", x, mean, &d);
+  if (!e) e = op2("Mul", d, d, &sq);
+  if (!e) e = op1("ReduceMean", sq, a, 2, &var);
+  if (!e) e = dml_rt_tensor_full(dev, dt, 0, NULL, eps, &ep);
+  if (!e) e = op2_into("Add", &var, ep);
+  if (!e) {
+    dml_rt_tensor_t s = NONE;
+    e = op1("Sqrt", var, NULL, 0, &s);
+    if (!e) {
+      drop(&var);
+      var = s;
+    }
+  }
+  if (!e) e = op2("Div", d, var, out);
+  drop(&mean);
+  drop(&d);
+  drop(&sq);
+  drop(&var);
+  drop(&ep);
+  return e;
+}
+
+/* A [C] tensor viewed as [C, 1, ..., 1] of rank r - 1 (broadcast along
+ * dim 1 of an [N, C, ...] operand). */
+static dml_status_t per_channel(dml_rt_tensor_t p, int32_t r, dml_rt_tensor_t *v) {
+  dml_rt_tensor_info_t ip;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(p, &ip));
+  int64_t dims[DML_MAX_RANK];
+  dims[0] = ip.rank ? ip.dims[0] : 1;
+  for (int32_t d = 1; d < r - 1; d++) dims[d] = 1;
+  return dml_rt_tensor_reshape(p, r - 1 > 0 ? r - 1 : 1, dims, v);
+}
+
+/* Checks that in[j] (j in [first, last]) are [C]. */
+static dml_status_t check_channels(dml_op_t id, const dml_rt_tensor_t *in, uint32_t first,
+                                   uint32_t last, int64_t C, const char *what) {
+  for (uint32_t j = first; j <= last; j++) {
+    dml_rt_tensor_info_t ij;
+    DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[j], &ij));
+    if (ij.rank != 1 || ij.dims[0] != C) {
+      char b[96];
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id), "shape mismatch"),
+          "%s must be [%lld]: input %u is %s", what, (long long)C, j,
+          dml_dims_str(ij.dims, ij.rank, b, sizeof b));
+    }
+  }
+  return DML_OK;
+}
+
+static dml_status_t layer_norm(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                               uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                               const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
+  static const char *const ok[] = {"axis", "epsilon", "stash_type", NULL};
+  DML_RETURN_IF_ERROR(only_attrs(DML_OP_LAYER_NORMALIZATION, attrs, na, ok));
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(
+      dml_rt_eager_rule(dev, DML_OP_LAYER_NORMALIZATION, in, n, attrs, na, &y, 1));
+  if (n < 2 || !in[1].id)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "LayerNormalization",
+                           "Scale (input 1) is required");
+  int64_t axis = dml_attr_int(attrs, na, "axis", -1);
+  if (axis < 0) axis += x->rank;
+  if (axis < 0 || axis >= x->rank)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "LayerNormalization",
+                           "axis out of range");
+  int64_t axes[DML_MAX_RANK];
+  uint32_t nax = 0;
+  for (int64_t d = axis; d < x->rank; d++) axes[nax++] = d;
+  dml_rt_tensor_t z = NONE;
+  dml_status_t e = standardize(dev, in[0], x->dtype, axes, nax,
+                               dml_attr_float(attrs, na, "epsilon", 1e-5), &z);
+  if (!e) e = op2_into("Mul", &z, in[1]);
+  if (!e && n > 2 && in[2].id) e = op2_into("Add", &z, in[2]);
+  if (e) {
+    drop(&z);
+    return e;
+  }
+  *out = z;
+  return DML_OK;
+}
+
+static dml_status_t batch_norm(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                               uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                               const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
+  static const char *const ok[] = {"epsilon", "momentum", "training_mode", NULL};
+  const dml_op_t id = DML_OP_BATCH_NORMALIZATION;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  if (dml_attr_int(attrs, na, "training_mode", 0))
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "BatchNormalization",
+                           "training_mode 1 is not taken by the GPU's eager "
+                           "BatchNormalization in this version (inference form only)");
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
+  if (n != 5 || x->rank < 2)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "BatchNormalization",
+                           "X [N, C, ...], scale, B, mean, var: %u inputs of X rank %d",
+                           n, (int)x->rank);
+  DML_RETURN_IF_ERROR(check_channels(id, in, 1, 4, x->dims[1], "scale, B, mean and var"));
+  /* the CPU's affine form (dml_cpu_bn_affine): a = (1 / sqrt(var + eps)) *
+   * scale, shift = B - mean * a, y = x * a + shift */
+  dml_rt_tensor_t ep = NONE, one = NONE, a = NONE, sh = NONE, t = NONE, av = NONE,
+                  sv = NONE, yy = NONE;
+  dml_status_t e = dml_rt_tensor_full(dev, x->dtype, 0, NULL,
+                                      dml_attr_float(attrs, na, "epsilon", 1e-5), &ep);
+  if (!e) e = dml_rt_tensor_full(dev, x->dtype, 0, NULL, 1.0, &one);
+  if (!e) e = op2("Add", in[4], ep, &a);
+  if (!e) {
+    e = op1("Sqrt", a, NULL, 0, &t);
+    if (!e) drop(&a);
+  }
+  if (!e) e = op2("Div", one, t, &a);
+  if (!e) e = op2_into("Mul", &a, in[1]);
+  drop(&t);
+  if (!e) e = op2("Mul", in[3], a, &t);
+  if (!e) e = op2("Sub", in[2], t, &sh);
+  if (!e) e = per_channel(a, x->rank, &av);
+  if (!e) e = per_channel(sh, x->rank, &sv);
+  if (!e) e = op2("Mul", in[0], av, &yy);
+  if (!e) e = op2_into("Add", &yy, sv);
+  dml_rt_tensor_t all[] = {ep, one, a, sh, t, av, sv};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) drop(&all[i]);
+  if (e) {
+    drop(&yy);
+    return e;
+  }
+  *out = yy;
+  return DML_OK;
+}
+
+static dml_status_t instance_norm(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                                  uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                                  const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
+  static const char *const ok[] = {"epsilon", NULL};
+  const dml_op_t id = DML_OP_INSTANCE_NORMALIZATION;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
+  if (n != 3 || x->rank < 3)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "InstanceNormalization",
+                           "X [N, C, spatial...], scale, B: %u inputs of X rank %d", n,
+                           (int)x->rank);
+  DML_RETURN_IF_ERROR(check_channels(id, in, 1, 2, x->dims[1], "scale and B"));
+  int64_t axes[DML_MAX_RANK];
+  uint32_t nax = 0;
+  for (int64_t d = 2; d < x->rank; d++) axes[nax++] = d;
+  dml_rt_tensor_t z = NONE, sv = NONE, bv = NONE;
+  dml_status_t e = standardize(dev, in[0], x->dtype, axes, nax,
+                               dml_attr_float(attrs, na, "epsilon", 1e-5), &z);
+  if (!e) e = per_channel(in[1], x->rank, &sv);
+  if (!e) e = per_channel(in[2], x->rank, &bv);
+  if (!e) e = op2_into("Mul", &z, sv);
+  if (!e) e = op2_into("Add", &z, bv);
+  drop(&sv);
+  drop(&bv);
+  if (e) {
+    drop(&z);
+    return e;
+  }
+  *out = z;
+  return DML_OK;
+}
+
+static dml_status_t global_pool(dml_rt_device_t *dev, dml_op_t id,
+                                const dml_rt_tensor_t *in, const dml_attr_t *attrs,
+                                uint32_t na, const dml_rt_tensor_info_t *x,
+                                dml_rt_tensor_t *out) {
+  static const char *const ok[] = {NULL};
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, 1, attrs, na, &y, 1));
+  if (x->rank < 2)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id),
+                           "X must be [N, C, ...] (rank %d)", (int)x->rank);
+  if (x->rank == 2) return op1("Identity", in[0], NULL, 0, out);
+  int64_t axes[DML_MAX_RANK];
+  uint32_t nax = 0;
+  for (int64_t d = 2; d < x->rank; d++) axes[nax++] = d;
+  dml_attr_t a[2] = {ints_attr("axes", axes, nax), int_attr("keepdims", 1)};
+  return op1(id == DML_OP_GLOBAL_MAX_POOL ? "ReduceMax" : "ReduceMean", in[0], a, 2, out);
+}
+
+/* The lowest value of dtype dt (-inf for the floats): MaxPool's padding. */
+static double lowest(dml_dtype_t dt) {
+  switch (dt) {
+    case DML_DTYPE_I64: return (double)INT64_MIN;
+    case DML_DTYPE_I32: return (double)INT32_MIN;
+    case DML_DTYPE_I16: return (double)INT16_MIN;
+    case DML_DTYPE_I8: return (double)INT8_MIN;
+    default: return dml_dtype_is_float(dt) ? -INFINITY : 0.0;
+  }
+}
+
+/* x padded along every dim d by pb[d] before and pe[d] after (negative:
+ * cropped) with the elements of `fill` (a one-element tensor of x's dtype):
+ * per padded dim a Concat of fill expanded, x (a slice view where cropped)
+ * and fill expanded. */
+static dml_status_t pad_const(dml_rt_tensor_t x, const int64_t *pb, const int64_t *pe,
+                              dml_rt_tensor_t fill, dml_rt_tensor_t *out) {
+  dml_rt_tensor_info_t ix;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(x, &ix));
+  const int32_t r = ix.rank;
+  int64_t ones[DML_MAX_RANK];
+  for (int32_t d = 0; d < r; d++) ones[d] = 1;
+  dml_rt_tensor_t cur = NONE, f = NONE;
+  dml_status_t e = dml_rt_tensor_reshape(fill, r, ones, &f);
+  if (!e) e = dml_rt_tensor_retain(x);
+  if (!e) cur = x;
+  for (int32_t d = 0; d < r && !e; d++) {
+    if (!pb[d] && !pe[d]) continue;
+    dml_rt_tensor_info_t ic;
+    e = dml_rt_tensor_info(cur, &ic);
+    if (e) break;
+    if (pb[d] < 0 || pe[d] < 0) { /* crop: a view */
+      int64_t ax = d, st = pb[d] < 0 ? -pb[d] : 0,
+              en = ic.dims[d] - (pe[d] < 0 ? -pe[d] : 0), one = 1;
+      if (en < st) en = st;
+      dml_rt_tensor_t v = NONE;
+      e = dml_rt_tensor_slice(cur, 1, &ax, &st, &en, &one, &v);
+      if (e) break;
+      drop(&cur);
+      cur = v;
+      if (pb[d] <= 0 && pe[d] <= 0) continue;
+      e = dml_rt_tensor_info(cur, &ic);
+      if (e) break;
+    }
+    dml_rt_tensor_t parts[3], blk[2] = {NONE, NONE};
+    uint32_t np = 0;
+    for (int side = 0; side < 2 && !e; side++) {
+      int64_t w = side ? pe[d] : pb[d];
+      if (w <= 0) continue;
+      int64_t dims[DML_MAX_RANK];
+      memcpy(dims, ic.dims, sizeof(int64_t) * (size_t)r);
+      dims[d] = w;
+      e = dml_rt_tensor_expand(f, r, dims, &blk[side]);
+    }
+    if (!e) {
+      if (blk[0].id) parts[np++] = blk[0];
+      parts[np++] = cur;
+      if (blk[1].id) parts[np++] = blk[1];
+      dml_attr_t a = int_attr("axis", d);
+      dml_rt_tensor_t y = NONE;
+      e = dml_rt_tensor_op("Concat", parts, np, &a, 1, &y, 1);
+      if (!e) {
+        drop(&cur);
+        cur = y;
+      }
+    }
+    drop(&blk[0]);
+    drop(&blk[1]);
+  }
+  drop(&f);
+  if (!e) e = op1("Identity", cur, NULL, 0, out); /* contiguous, owned */
+  drop(&cur);
+  return e;
+}
+
+/* MaxPool (Y) and AveragePool: X padded (pad_const: the dtype's lowest
+ * value, 0), then one strided view of it per window tap folded by Max or
+ * Add in the CPU's tap order, AveragePool's sums divided by the CPU's
+ * divisors (dml_cpu_pool_geometry; a window without a counted position
+ * gives 0). */
+static dml_status_t pool(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tensor_t *in,
+                         const dml_attr_t *attrs, uint32_t na,
+                         const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
+  static const char *const okm[] = {"kernel_shape", "strides",   "dilations",     "pads",
+                                    "auto_pad",     "ceil_mode", "storage_order", NULL};
+  static const char *const oka[] = {
+      "kernel_shape", "strides",   "dilations",         "pads",
+      "auto_pad",     "ceil_mode", "count_include_pad", NULL};
+  const int mx = id == DML_OP_MAX_POOL;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, mx ? okm : oka));
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, 1, attrs, na, &y, 1));
+  if (x->rank < 3 || x->rank > DML_MAX_RANK)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id),
+                           "X must be [N, C, spatial...] (rank %d)", (int)x->rank);
+  const int32_t r = x->rank - 2;
+  int64_t k[DML_MAX_RANK], s[DML_MAX_RANK], dl[DML_MAX_RANK], pb[DML_MAX_RANK],
+      pe[DML_MAX_RANK];
+  int64_t *cnt[DML_MAX_RANK];
+  int64_t *heap = NULL;
+  int64_t osz = 1;
+  for (int32_t i = 0; i < r; i++) osz *= y.dims[2 + i];
+  int64_t total = 0;
+  for (int32_t i = 0; i < r; i++) total += y.dims[2 + i];
+  if (!mx) { /* per-dim divisors */
+    heap = (int64_t *)malloc((size_t)(total > 0 ? total : 1) * sizeof(int64_t));
+    if (!heap)
+      return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "tensor.op", "out of memory");
+    int64_t at = 0;
+    for (int32_t i = 0; i < r; i++) cnt[i] = heap + at, at += y.dims[2 + i];
+  }
+  dml_tensor_t xin;
+  memset(&xin, 0, sizeof xin);
+  xin.dtype = x->dtype;
+  xin.rank = x->rank;
+  memcpy(xin.dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+  dml_cpu_call_t call;
+  memset(&call, 0, sizeof call);
+  call.op = id;
+  call.inputs = &xin;
+  call.n_inputs = 1;
+  call.outputs = &y;
+  call.n_outputs = 1;
+  call.attrs = attrs;
+  call.n_attrs = na;
+  dml_status_t e =
+      on_dev(dml_cpu_pool_geometry(&call, k, s, dl, pb, pe,
+                                   (int)dml_attr_int(attrs, na, "count_include_pad", 0),
+                                   mx ? NULL : cnt),
+             id, dev);
+  if (e) {
+    free(heap);
+    return e;
+  }
+  if (dml_dims_numel(y.dims, y.rank) == 0) { /* no window */
+    free(heap);
+    return dml_rt_tensor_empty(dev, y.dtype, y.rank, y.dims, out);
+  }
+  /* padded extent: the last tap of the last window inside it */
+  int64_t PB[DML_MAX_RANK] = {0}, PE[DML_MAX_RANK] = {0};
+  int64_t ktot = 1;
+  for (int32_t i = 0; i < r; i++) {
+    int64_t last = (y.dims[2 + i] - 1) * s[i] + (k[i] - 1) * dl[i]; /* padded coord */
+    PB[2 + i] = pb[i];
+    PE[2 + i] = last + 1 - pb[i] - x->dims[2 + i];
+    if (PE[2 + i] < 0) PE[2 + i] = 0;
+    ktot *= k[i];
+  }
+  dml_rt_tensor_t fill = NONE, P = NONE, acc = NONE, prev = NONE;
+  e = dml_rt_tensor_full(dev, x->dtype, 0, NULL, mx ? lowest(x->dtype) : 0.0, &fill);
+  if (!e) e = pad_const(in[0], PB, PE, fill, &P);
+  drop(&fill);
+  int64_t kidx[DML_MAX_RANK] = {0};
+  const char *fold = mx ? "Max" : "Add";
+  for (int64_t t = 0; t < ktot && !e; t++) {
+    int64_t axes[DML_MAX_RANK], st[DML_MAX_RANK], en[DML_MAX_RANK], sp[DML_MAX_RANK];
+    for (int32_t i = 0; i < r; i++) {
+      axes[i] = 2 + i;
+      st[i] = kidx[i] * dl[i];
+      en[i] = st[i] + (y.dims[2 + i] - 1) * s[i] + 1;
+      sp[i] = s[i];
+    }
+    dml_rt_tensor_t v = NONE;
+    e = dml_rt_tensor_slice(P, (uint32_t)r, axes, st, en, sp, &v);
+    if (!e) {
+      if (ktot == 1) {
+        e = op1("Identity", v, NULL, 0, &acc);
+        drop(&v);
+      } else if (t == 0) {
+        prev = v; /* the first tap waits for the second */
+      } else if (t == 1) {
+        e = op2(fold, prev, v, &acc);
+        drop(&prev);
+        drop(&v);
+      } else {
+        e = op2_into(fold, &acc, v);
+        drop(&v);
+      }
+    }
+    for (int32_t i = r - 1; i >= 0; i--) {
+      if (++kidx[i] < k[i]) break;
+      kidx[i] = 0;
+    }
+  }
+  drop(&prev);
+  drop(&P);
+  if (!e && !mx) { /* the divisors, [1, 1, O...] */
+    int64_t cd[DML_MAX_RANK], oi[DML_MAX_RANK] = {0};
+    cd[0] = cd[1] = 1;
+    for (int32_t i = 0; i < r; i++) cd[2 + i] = y.dims[2 + i];
+    const size_t es = dml_dtype_size(x->dtype);
+    void *hv = malloc((size_t)osz * es);
+    if (!hv)
+      e = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "tensor.op", "out of memory");
+    for (int64_t o = 0; !e && o < osz; o++) {
+      int64_t c = 1;
+      for (int32_t i = 0; i < r; i++) c *= cnt[i][oi[i]];
+      double dv = c > 0 ? (double)c : 1.0; /* no position: the sum 0 stays 0 */
+      if (x->dtype == DML_DTYPE_F64)
+        ((double *)hv)[o] = dv;
+      else
+        ((float *)hv)[o] = (float)dv;
+      for (int32_t i = r - 1; i >= 0; i--) {
+        if (++oi[i] < y.dims[2 + i]) break;
+        oi[i] = 0;
+      }
+    }
+    if (!e && x->dtype != DML_DTYPE_F64 && x->dtype != DML_DTYPE_F32)
+      e = dml_status_make(DML_STATUS_UNIMPLEMENTED, "AveragePool",
+                          "no eager AveragePool of %s in this version",
+                          dml_dtype_name(x->dtype));
+    dml_rt_tensor_t ct = NONE;
+    if (!e) {
+      dml_tensor_t h;
+      memset(&h, 0, sizeof h);
+      h.dtype = x->dtype;
+      h.rank = x->rank;
+      memcpy(h.dims, cd, sizeof(int64_t) * (size_t)x->rank);
+      h.data = hv;
+      e = dml_rt_tensor_from_host(dev, &h, &ct);
+    }
+    if (!e) e = op2_into("Div", &acc, ct);
+    drop(&ct);
+    free(hv);
+  }
+  free(heap);
+  if (e) {
+    drop(&acc);
+    return e;
+  }
+  *out = acc;
+  return DML_OK;
+}
+
+/* The int64 values of device tensor t (i64 or i32, rank 0 or 1, at most
+ * max) into v; *n their count. */
+static dml_status_t read_ints(dml_op_t id, dml_rt_tensor_t t, const char *what,
+                              int64_t *v, uint32_t max, uint32_t *n) {
+  dml_rt_tensor_info_t it;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(t, &it));
+  int64_t cnt = it.rank ? it.dims[0] : 1;
+  if ((it.dtype != DML_DTYPE_I64 && it.dtype != DML_DTYPE_I32) || it.rank > 1 ||
+      cnt > (int64_t)max)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id),
+                           "%s must be i64 or i32 of rank 1, at most %u values (got %s, "
+                           "%lld values)",
+                           what, max, dml_dtype_name(it.dtype), (long long)cnt);
+  int32_t tmp32[2 * DML_MAX_RANK];
+  dml_tensor_t h;
+  memset(&h, 0, sizeof h);
+  h.dtype = it.dtype;
+  h.rank = it.rank;
+  memcpy(h.dims, it.dims, sizeof h.dims);
+  h.data = it.dtype == DML_DTYPE_I64 ? (void *)v : (void *)tmp32;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_to_host(t, &h));
+  if (it.dtype == DML_DTYPE_I32)
+    for (int64_t i = 0; i < cnt; i++) v[i] = tmp32[i];
+  *n = (uint32_t)cnt;
+  return DML_OK;
+}
+
+/* Pad (constant: pad_const with constant_value, the `value` attribute or
+ * 0; reflect, edge, wrap: per padded dim a Gather of the CPU's source
+ * coordinates, dml_cpu_pad_source, uploaded as i64). */
+static dml_status_t pad(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint32_t n,
+                        const dml_attr_t *attrs, uint32_t na,
+                        const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
+  static const char *const ok[] = {"mode", "pads", "value", NULL};
+  const dml_op_t id = DML_OP_PAD;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
+  const int32_t r = x->rank;
+  int64_t pads[2 * DML_MAX_RANK];
+  uint32_t np = 0;
+  size_t nap = 0;
+  const int64_t *pa = dml_attr_ints(attrs, na, "pads", &nap);
+  if (pa && nap <= 2 * DML_MAX_RANK) {
+    memcpy(pads, pa, nap * sizeof(int64_t));
+    np = (uint32_t)nap;
+  } else if (n > 1 && in[1].id) {
+    DML_RETURN_IF_ERROR(read_ints(id, in[1], "pads", pads, 2 * DML_MAX_RANK, &np));
+  }
+  if (np != 2 * (uint32_t)r)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Pad", "shape mismatch"),
+        "pads must have %d values (got %u)", 2 * (int)r, np);
+  const char *mode = dml_attr_string(attrs, na, "mode", "constant");
+  int m = !strcmp(mode, "constant")  ? 0
+          : !strcmp(mode, "reflect") ? 1
+          : !strcmp(mode, "edge")    ? 2
+          : !strcmp(mode, "wrap")    ? 3
+                                     : -1;
+  if (m < 0)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "Pad", "mode '%s' is not supported",
+                           mode);
+  if (r == 0) return op1("Identity", in[0], NULL, 0, out);
+  if (m == 0) {
+    dml_rt_tensor_t fill = NONE;
+    dml_status_t e = DML_OK;
+    dml_rt_tensor_info_t ic;
+    if (dml_attr_find(attrs, na, "value")) {
+      e = dml_rt_tensor_full(dev, x->dtype, 0, NULL,
+                             dml_attr_float(attrs, na, "value", 0), &fill);
+    } else if (n > 2 && in[2].id && !(e = dml_rt_tensor_info(in[2], &ic)) &&
+               dml_dims_numel(ic.dims, ic.rank) >= 1) {
+      dml_rt_tensor_t first = NONE;
+      int64_t z[DML_MAX_RANK] = {0}, o[DML_MAX_RANK], one[DML_MAX_RANK], ax[DML_MAX_RANK];
+      for (int32_t d = 0; d < ic.rank; d++) o[d] = 1, one[d] = 1, ax[d] = d;
+      e = ic.rank ? dml_rt_tensor_slice(in[2], (uint32_t)ic.rank, ax, z, o, one, &first)
+                  : dml_rt_tensor_retain(in[2]);
+      if (!e && !ic.rank) first = in[2];
+      if (!e)
+        e = ic.dtype == x->dtype ? op1("Identity", first, NULL, 0, &fill)
+                                 : cast(first, x->dtype, &fill);
+      drop(&first);
+    } else if (!e) {
+      e = dml_rt_tensor_zeros(dev, x->dtype, 0, NULL, &fill);
+    }
+    if (!e) e = pad_const(in[0], pads, pads + r, fill, out);
+    drop(&fill);
+    return e;
+  }
+  dml_rt_tensor_t cur = in[0];
+  dml_status_t e = dml_rt_tensor_retain(cur);
+  if (e) return e;
+  for (int32_t d = 0; d < r && !e; d++) {
+    if (!pads[d] && !pads[r + d]) continue;
+    const int64_t nd = x->dims[d], yd = y.dims[d];
+    if (nd == 0 && yd > 0) {
+      e = dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Pad", "shape mismatch"),
+          "cannot %s-pad an empty dim (dim %d)", mode, (int)d);
+      break;
+    }
+    int64_t *map = (int64_t *)malloc((size_t)(yd > 0 ? yd : 1) * sizeof(int64_t));
+    if (!map) {
+      e = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "tensor.op", "out of memory");
+      break;
+    }
+    for (int64_t o = 0; o < yd; o++) map[o] = dml_cpu_pad_source(m, o, pads[d], nd);
+    dml_tensor_t h;
+    memset(&h, 0, sizeof h);
+    h.dtype = DML_DTYPE_I64;
+    h.rank = 1;
+    h.dims[0] = yd;
+    h.data = map;
+    dml_rt_tensor_t mt = NONE, g = NONE;
+    e = dml_rt_tensor_from_host(dev, &h, &mt);
+    free(map);
+    dml_attr_t a = int_attr("axis", d);
+    dml_rt_tensor_t gi[2] = {cur, mt};
+    if (!e) e = dml_rt_tensor_op("Gather", gi, 2, &a, 1, &g, 1);
+    drop(&mt);
+    if (!e) {
+      drop(&cur);
+      cur = g;
+    }
+  }
+  if (!e && cur.id == in[0].id) { /* nothing padded: a copy */
+    e = op1("Identity", cur, NULL, 0, out);
+    drop(&cur);
+    return e;
+  }
+  if (e) {
+    drop(&cur);
+    return e;
+  }
+  *out = cur;
+  return DML_OK;
+}
+
+/* Tile: per repeated dim d, x [A, n, B] viewed as [A, 1, n, B], expanded
+ * to [A, reps, n, B] and copied (the Identity kernel). */
+static dml_status_t tile(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint32_t n,
+                         const dml_attr_t *attrs, uint32_t na,
+                         const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
+  static const char *const ok[] = {NULL};
+  const dml_op_t id = DML_OP_TILE;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
+  int64_t reps[DML_MAX_RANK];
+  uint32_t nr = 0;
+  DML_RETURN_IF_ERROR(read_ints(id, in[1], "repeats", reps, DML_MAX_RANK, &nr));
+  if (nr != (uint32_t)x->rank)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Tile", "shape mismatch"),
+        "repeats must have %d values (got %u)", (int)x->rank, nr);
+  if (dml_dims_numel(y.dims, y.rank) == 0)
+    return dml_rt_tensor_empty(dev, y.dtype, y.rank, y.dims, out);
+  dml_rt_tensor_t cur = NONE;
+  dml_status_t e = op1("Identity", in[0], NULL, 0, &cur);
+  int64_t dims[DML_MAX_RANK];
+  memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+  for (int32_t d = 0; d < x->rank && !e; d++) {
+    if (reps[d] == 1) continue;
+    int64_t A = 1, B = 1;
+    for (int32_t i = 0; i < d; i++) A *= dims[i];
+    for (int32_t i = d + 1; i < x->rank; i++) B *= dims[i];
+    int64_t v4[4] = {A, 1, dims[d], B}, e4[4] = {A, reps[d], dims[d], B};
+    dml_rt_tensor_t v = NONE, ex = NONE, c = NONE;
+    e = dml_rt_tensor_reshape(cur, 4, v4, &v);
+    if (!e) e = dml_rt_tensor_expand(v, 4, e4, &ex);
+    if (!e) e = op1("Identity", ex, NULL, 0, &c);
+    drop(&v);
+    drop(&ex);
+    dims[d] *= reps[d];
+    if (!e) e = dml_rt_tensor_reshape(c, x->rank, dims, &v);
+    drop(&c);
+    if (!e) {
+      drop(&cur);
+      cur = v;
+    }
+  }
+  if (e) {
+    drop(&cur);
+    return e;
+  }
+  *out = cur;
+  return DML_OK;
+}
+
+/* Split: each part a slice of x along the axis, copied. */
+static dml_status_t split(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint32_t n,
+                          const dml_attr_t *attrs, uint32_t na,
+                          const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out,
+                          uint32_t n_out) {
+  static const char *const ok[] = {"axis", "split", "num_outputs", NULL};
+  const dml_op_t id = DML_OP_SPLIT;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  dml_tensor_t y[DML_MAX_EAGER_OUTPUTS];
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, y, n_out));
+  int64_t axis = dml_attr_int(attrs, na, "axis", 0);
+  if (axis < 0) axis += x->rank;
+  if (axis < 0 || axis >= x->rank)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Split", "axis out of range");
+  dml_status_t e = DML_OK;
+  int64_t at = 0;
+  uint32_t i = 0;
+  for (; i < n_out && !e; i++) {
+    int64_t len = y[i].dims[axis], en = at + len, one = 1;
+    dml_rt_tensor_t v = NONE;
+    e = dml_rt_tensor_slice(in[0], 1, &axis, &at, &en, &one, &v);
+    if (!e) e = op1("Identity", v, NULL, 0, &out[i]);
+    drop(&v);
+    at = en;
+  }
+  if (e)
+    for (uint32_t j = 0; j < i; j++) drop(&out[j]);
+  return e;
+}
+
+/* Reshape, Flatten, Squeeze, Unsqueeze: the shape rule's dims as
+ * dml_rt_tensor_reshape gives them (a view where the strides allow, else a
+ * contiguous copy). */
+static dml_status_t reshape_op(dml_rt_device_t *dev, dml_op_t id,
+                               const dml_rt_tensor_t *in, uint32_t n,
+                               const dml_attr_t *attrs, uint32_t na,
+                               dml_rt_tensor_t *out) {
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
+  return dml_rt_tensor_reshape(in[0], y.rank, y.dims, out);
+}
+
+/* GatherElements: the indices checked on the device (ReduceMin and
+ * ReduceMax read back: an index outside [-n, n) is OUT_OF_RANGE as on the
+ * CPU), made non-negative (Mod), turned into x's flat element numbers
+ * (Mul, Add of aranges broadcast along each dim) and gathered from x
+ * flattened (Gather, axis 0). */
+static dml_status_t gather_elements(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                                    uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                                    const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
+  static const char *const ok[] = {"axis", NULL};
+  const dml_op_t id = DML_OP_GATHER_ELEMENTS;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
+  if (n != 2 || !in[1].id)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "GatherElements",
+                           "data and indices are required");
+  dml_rt_tensor_info_t ii;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[1], &ii));
+  dml_tensor_t ci[2];
+  memset(ci, 0, sizeof ci);
+  ci[0].dtype = x->dtype, ci[0].rank = x->rank;
+  memcpy(ci[0].dims, x->dims, sizeof ci[0].dims);
+  ci[1].dtype = ii.dtype, ci[1].rank = ii.rank;
+  memcpy(ci[1].dims, ii.dims, sizeof ci[1].dims);
+  dml_cpu_call_t call;
+  memset(&call, 0, sizeof call);
+  call.op = id;
+  call.inputs = ci;
+  call.n_inputs = 2;
+  call.outputs = &y;
+  call.n_outputs = 1;
+  call.attrs = attrs;
+  call.n_attrs = na;
+  int64_t axis = 0;
+  DML_RETURN_IF_ERROR(on_dev(dml_cpu_elements_check(&call, &axis), id, dev));
+  const int32_t r = x->rank;
+  if (dml_dims_numel(ii.dims, ii.rank) == 0)
+    return dml_rt_tensor_empty(dev, x->dtype, ii.rank, ii.dims, out);
+  const int64_t N = x->dims[axis];
+  int64_t xs[DML_MAX_RANK];
+  xs[r - 1] = 1;
+  for (int32_t d = r - 2; d >= 0; d--) xs[d] = xs[d + 1] * x->dims[d + 1];
+  dml_rt_tensor_t idx = NONE, nt = NONE, lin = NONE, xf = NONE;
+  dml_status_t e = DML_OK;
+  if (ii.dtype == DML_DTYPE_I64) { /* Mod below makes the first new tensor */
+    e = dml_rt_tensor_retain(in[1]);
+    if (!e) idx = in[1];
+  } else {
+    e = cast(in[1], DML_DTYPE_I64, &idx);
+  }
+  if (!e) e = dml_rt_eager_index_range(dev, "GatherElements", idx, N);
+  if (!e) e = dml_rt_tensor_full(dev, DML_DTYPE_I64, 0, NULL, (double)N, &nt);
+  if (!e) e = op2_into("Mod", &idx, nt); /* fmod 0: the non-negative remainder */
+  drop(&nt);
+  if (!e && xs[axis] != 1) {
+    e = dml_rt_tensor_full(dev, DML_DTYPE_I64, 0, NULL, (double)xs[axis], &nt);
+    if (!e) e = op2_into("Mul", &idx, nt);
+    drop(&nt);
+  }
+  lin = idx;
+  idx = NONE;
+  for (int32_t d = 0; d < r && !e; d++) {
+    if (d == axis || ii.dims[d] == 1) continue;
+    dml_rt_tensor_t ar = NONE, v = NONE;
+    int64_t vd[DML_MAX_RANK];
+    for (int32_t i = 0; i < r; i++) vd[i] = i == d ? ii.dims[d] : 1;
+    e = dml_rt_tensor_arange(dev, DML_DTYPE_I64, 0, (double)(ii.dims[d] * xs[d]),
+                             (double)xs[d], &ar);
+    if (!e) e = dml_rt_tensor_reshape(ar, r, vd, &v);
+    if (!e) e = op2_into("Add", &lin, v);
+    drop(&ar);
+    drop(&v);
+  }
+  int64_t nx = dml_dims_numel(x->dims, r);
+  if (!e) e = dml_rt_tensor_reshape(in[0], 1, &nx, &xf);
+  dml_rt_tensor_t gi[2] = {xf, lin};
+  dml_attr_t a0 = int_attr("axis", 0);
+  if (!e) e = dml_rt_tensor_op("Gather", gi, 2, &a0, 1, out, 1);
+  dml_rt_tensor_t all[] = {idx, nt, lin, xf};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) drop(&all[i]);
+  return e;
+}
+
+dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
+                                   const dml_rt_tensor_t *in, uint32_t n_in,
+                                   const dml_attr_t *attrs, uint32_t n_attrs,
+                                   dml_rt_tensor_t *out, uint32_t n_out, int *done) {
+  *done = 0;
+  int numeric = 0; /* f16/bf16 run through f32 */
+  switch (id) {
+    case DML_OP_LAYER_NORMALIZATION:
+    case DML_OP_BATCH_NORMALIZATION:
+    case DML_OP_INSTANCE_NORMALIZATION:
+    case DML_OP_MAX_POOL:
+    case DML_OP_AVERAGE_POOL:
+    case DML_OP_GLOBAL_AVERAGE_POOL:
+    case DML_OP_GLOBAL_MAX_POOL: numeric = 1; break;
+    case DML_OP_PAD:
+    case DML_OP_TILE:
+    case DML_OP_SPLIT:
+    case DML_OP_RESHAPE:
+    case DML_OP_FLATTEN:
+    case DML_OP_SQUEEZE:
+    case DML_OP_UNSQUEEZE:
+    case DML_OP_GATHER_ELEMENTS: break;
+    case DML_OP_MATMUL:
+    case DML_OP_GEMM:
+    case DML_OP_CONV: numeric = 2; break;
+    default: return DML_OK;
+  }
+  if (n_in < 1 || !in[0].id) return DML_OK; /* the caller's errors */
+  dml_rt_tensor_info_t x;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[0], &x));
+  if (numeric == 2 && !is_half(x.dtype)) return DML_OK; /* the library's kernels */
+  *done = 1;
+  const char *opn = dml_op_name(id);
+  dml_status_t e = DML_OK;
+  if (id == DML_OP_MAX_POOL && n_out == 2)
+    e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                        "MaxPool's Indices output is not computed by the GPU's eager "
+                        "MaxPool in this version (Y only)");
+  else if (id != DML_OP_SPLIT && n_out != 1)
+    e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                        "%u outputs: the GPU's eager %s gives its first output only in "
+                        "this version",
+                        n_out, opn);
+  else if (numeric && is_half(x.dtype))
+    e = via_f32(id, x.dtype, in, n_in, attrs, n_attrs, out);
+  else if (id == DML_OP_LAYER_NORMALIZATION)
+    e = layer_norm(dev, in, n_in, attrs, n_attrs, &x, out);
+  else if (id == DML_OP_BATCH_NORMALIZATION)
+    e = batch_norm(dev, in, n_in, attrs, n_attrs, &x, out);
+  else if (id == DML_OP_INSTANCE_NORMALIZATION)
+    e = instance_norm(dev, in, n_in, attrs, n_attrs, &x, out);
+  else if (id == DML_OP_GLOBAL_AVERAGE_POOL || id == DML_OP_GLOBAL_MAX_POOL)
+    e = global_pool(dev, id, in, attrs, n_attrs, &x, out);
+  else if (id == DML_OP_MAX_POOL || id == DML_OP_AVERAGE_POOL)
+    e = pool(dev, id, in, attrs, n_attrs, &x, out);
+  else if (id == DML_OP_PAD)
+    e = pad(dev, in, n_in, attrs, n_attrs, &x, out);
+  else if (id == DML_OP_TILE)
+    e = tile(dev, in, n_in, attrs, n_attrs, &x, out);
+  else if (id == DML_OP_SPLIT)
+    e = split(dev, in, n_in, attrs, n_attrs, &x, out, n_out);
+  else if (id == DML_OP_GATHER_ELEMENTS)
+    e = gather_elements(dev, in, n_in, attrs, n_attrs, &x, out);
+  else
+    e = reshape_op(dev, id, in, n_in, attrs, n_attrs, out);
+  if (e)
+    return dml_status_annotate(dml_rt_eager_as_op(e, id), "%s on %s (composed)", opn,
+                               dml_rt_device_name(dev));
+  return DML_OK;
+}

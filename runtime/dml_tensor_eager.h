@@ -1,0 +1,48 @@
+/*
+ * dml_tensor_eager.h — the runtime-internal interface between the eager
+ * tensor API (dml_tensor.c) and the eager ops composed of the device's
+ * kernel library (dml_tensor_compose.c, docs/tensor.md "Composed ops").
+ * Not installed.
+ */
+#ifndef DML_TENSOR_EAGER_H_
+#define DML_TENSOR_EAGER_H_
+
+#include "dml_ops.h"
+#include "dml_tensor.h"
+
+/* The output dtypes and dims of op `id` on the tensors h[0 .. n-1] of
+ * device dev (a zero handle: an absent optional input) by the op's shape
+ * rule (dml_cpu_eager_outputs), n_out outputs (Split: its parts) in y[];
+ * the inputs whose values the rule reads (Reshape's shape, Tile's repeats,
+ * ...) are read back to the host. Errors name op `id` and the device
+ * ("shape mismatch (on vulkan:0 ...)"). */
+dml_status_t dml_rt_eager_rule(dml_rt_device_t *dev, dml_op_t id,
+                               const dml_rt_tensor_t *h, uint32_t n,
+                               const dml_attr_t *attrs, uint32_t n_attrs, dml_tensor_t *y,
+                               uint32_t n_out);
+
+/* Error s of a step of op `id` run as other ops, restated as op `id`'s
+ * (reason and details kept); DML_OK passes. */
+dml_status_t dml_rt_eager_as_op(dml_status_t s, dml_op_t id);
+
+/* Checks on the device that every value of index tensor `ind` (i64, on
+ * device dev) is in [-n, n): ReduceMin and ReduceMax, two values read
+ * back. OUT_OF_RANGE (op `opn`) naming the first bound crossed
+ * otherwise, as the CPU's Gather and GatherElements refuse it. */
+dml_status_t dml_rt_eager_index_range(dml_rt_device_t *dev, const char *opn,
+                                      dml_rt_tensor_t ind, int64_t n);
+
+/* Runs op `id` on tensors of a GPU device (dev, with an eager kernel
+ * library) as a composition of the library's kernels and views when the
+ * op is one of the composed ops (docs/tensor.md "Composed ops": the
+ * normalizations, the pools, Pad, Tile, Split, Reshape, Squeeze,
+ * Unsqueeze, Flatten, GatherElements; MatMul, Gemm and Conv of f16 and
+ * bf16 through f32) and sets *done; leaves *done 0 and returns DML_OK
+ * otherwise (the caller's other paths then run or refuse it). Outputs as
+ * dml_rt_tensor_op's; errors name op `id` and the device. */
+dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
+                                   const dml_rt_tensor_t *in, uint32_t n_in,
+                                   const dml_attr_t *attrs, uint32_t n_attrs,
+                                   dml_rt_tensor_t *out, uint32_t n_out, int *done);
+
+#endif /* DML_TENSOR_EAGER_H_ */
