@@ -5216,10 +5216,39 @@ static dml_status_t infer_if(ictx_t *c) {
   return DML_OK;
 }
 
+/* Whether known scalar `v` (a constant, or recorded contents) is nonzero. */
+static int known_true(const ictx_t *c, const dml_ir_value_t *v) {
+  elems_t e;
+  return elems_of(c, v, &e) == 1 && e.n == 1 && (e.e[0].sym >= 0 || e.e[0].value != 0);
+}
+
+/* The number of iterations of Loop node c (body fn) as a dim, when the
+ * loop provably runs exactly its trip count: M given and known (a
+ * constant, or a symbolic value such as Gather(Shape(x), 0), the run-time
+ * Scan's, onnx_loop.c), the cond input absent or a known nonzero, and the
+ * body's cond result (an Identity chain of) its cond argument or a known
+ * nonzero. A negative constant M is 0 iterations. Returns 1 and sets *out,
+ * else 0 (the count depends on the values the body computes). */
+static int loop_trip_dim(const ictx_t *c, const dml_ir_function_t *fn, dml_dim_t *out) {
+  elems_t m;
+  if (elems_of(c, in_v(c, 0), &m) != 1 || m.n != 1) return 0;
+  if (in_v(c, 1) && !known_true(c, in_v(c, 1))) return 0;
+  const dml_ir_value_t *r = fn->results[0];
+  while (r && r->kind == DML_IR_VALUE_RESULT && r->def->op == DML_OP_IDENTITY &&
+         r->def->n_inputs == 1)
+    r = r->def->inputs[0];
+  if (!r || (r != fn->args[1] && !known_true(c, r))) return 0;
+  *out = m.e[0];
+  if (out->sym < 0 && out->value < 0) out->value = 0;
+  return 1;
+}
+
 /* Types the body function of a Loop (ops.def): its arguments take i64[],
  * bool[], the carried values' and the captures' types; each carried result
  * must keep its initial type; scan output k is [count, element dims] with
- * count a data-dependent symbol "<node>.n<k>" (bound: dyn_bound). */
+ * count the trip count's dim when the loop provably runs exactly M
+ * iterations (loop_trip_dim), else a data-dependent symbol "<node>.n<k>"
+ * (bound: dyn_bound). */
 static dml_status_t infer_loop(ictx_t *c) {
   const char *name = NULL;
   int64_t n_car = 0;
@@ -5275,9 +5304,11 @@ static dml_status_t infer_loop(ictx_t *c) {
     dml_type_t o = *e;
     o.rank = e->rank + 1;
     for (int32_t d = e->rank; d > 0; d--) o.dims[d] = e->dims[d - 1];
-    char what[32];
-    snprintf(what, sizeof what, "n%u", k);
-    DML_RETURN_IF_ERROR(dd_symbol(c, what, dyn_bound(c), &o.dims[0]));
+    if (!loop_trip_dim(c, fn, &o.dims[0])) {
+      char what[32];
+      snprintf(what, sizeof what, "n%u", k);
+      DML_RETURN_IF_ERROR(dd_symbol(c, what, dyn_bound(c), &o.dims[0]));
+    }
     set_out(c, k, &o);
   }
   return DML_OK;

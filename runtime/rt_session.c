@@ -1595,7 +1595,20 @@ static dml_status_t run_loop(dml_rt_session_t *s, uint32_t k) {
     return dml_status_annotate(
         st, "running iteration %" PRId64 " of body '%s' of node #%" PRIu32 " '%s' (Loop)",
         count, b->fn->name, k, n->name);
-  for (uint32_t j = 0; j < n_scan; j++) c->outputs[n_car + j].dims[0] = count;
+  for (uint32_t j = 0; j < n_scan; j++) {
+    /* A scan output typed with the trip count's dim (ir/infer.c
+     * loop_trip_dim) has that length already; a data-dependent one gets
+     * the count. */
+    dml_tensor_t *o = &c->outputs[n_car + j];
+    dml_dim_t d0 = s->fn->values[n->outputs[n_car + j]].type.dims[0];
+    if (!(d0.sym >= 0 && sym_is_node(s, (uint32_t)d0.sym)) && o->dims[0] != count)
+      return dml_status_make(DML_STATUS_INTERNAL, "rt.run",
+                             "node #%" PRIu32 " '%s' (Loop): scan output %" PRIu32
+                             " is typed with %" PRId64 " elements but %" PRId64
+                             " iterations ran",
+                             k, n->name, j, o->dims[0], count);
+    o->dims[0] = count;
+  }
   return DML_OK;
 }
 

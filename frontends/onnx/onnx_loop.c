@@ -43,8 +43,11 @@
  * onnx_if.c) taking (iter, cond, carried..., captures...), and the IR op
  * Loop (ops.def) names it; the CPU executor runs it once per iteration
  * (runtime/rt_session.c, run_loop). Carried values must keep their shape
- * (UNIMPLEMENTED otherwise), scan outputs get a data-dependent length
- * bounded by --dynamic-dim-bound; on the GPU targets the host runs the
+ * (UNIMPLEMENTED otherwise); scan outputs have the trip count's dim when
+ * nothing can stop the loop early (M given, cond absent or constant true,
+ * the body's cond output its cond input or constant true: ir/infer.c
+ * loop_trip_dim), else a data-dependent length bounded by
+ * --dynamic-dim-bound; on the GPU targets the host runs the
  * loop and the body's kernels run on the device. Carried sequences still
  * need the unrolled form ("the number of iterations depends on run-time
  * data").
@@ -64,10 +67,8 @@
  * its axis before the Loop (Slice with step -1), so that `iter` reads
  * position T-1-iter. The states are the Loop's carried values (their shape
  * must stay: UNIMPLEMENTED otherwise), the scan outputs the Loop's (stacked
- * along axis 0, their length a data-dependent dim bounded by
- * --dynamic-dim-bound, not T: an op combining a scan output with a value of
- * length T fails shape inference; ir/infer.c would have to give a Loop
- * without cond the trip count's dim), then reversed for
+ * along axis 0, their length T: the Loop has no cond, so ir/infer.c gives
+ * them the trip count's dim), then reversed for
  * scan_output_directions 1 (Slice) and moved to scan_output_axes by a
  * Transpose. The rule: static scan lengths within the caps are unrolled,
  * which lets the compiler fuse across steps; everything else runs as a
