@@ -683,7 +683,8 @@ def gen_seq():
     save(model(nodes, [vi("a", F, [2])], [vi("y", F, [2])], opset=17, check=False),
          "seq_consumed.onnx")
     # SplitToSequence whose length is not known at compile time: a symbolic
-    # dim, a split fed as a graph input.
+    # dim (imported as a stacked sequence of run-time length), a split fed
+    # as a graph input (refused).
     nodes = [helper.make_node("SplitToSequence", ["x"], ["s"], name="split_sym"),
              helper.make_node("ConcatFromSequence", ["s"], ["y"], name="cat", axis=0)]
     save(model(nodes, [vi("x", F, ["n"])], [vi("y", F, ["n"])], opset=17),

@@ -476,7 +476,7 @@ dml_status_t onnx_import_subgraph_seqs(onnx_ctx_t *ctx, const char *label,
     }
     re->val = (void *)fresh;
     if (in_seqs && in_seqs[i])
-      st = onnx_seq_define(ctx, fresh, in_seqs[i]->dtype, in_seqs[i]->n, in_seqs[i]->v);
+      st = onnx_seq_define_as(ctx, fresh, in_seqs[i]);
     else
       st = onnx_define(ctx, fresh, in_vals[i]);
   }
@@ -1127,7 +1127,7 @@ dml_status_t onnx_imp_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
       if (none) {
         fst = onnx_opt_define_none(ctx, np->output[k], none);
       } else if (os[k]) {
-        fst = onnx_seq_define(ctx, np->output[k], os[k]->dtype, os[k]->n, os[k]->v);
+        fst = onnx_seq_define_as(ctx, np->output[k], os[k]);
       } else {
         dml_ir_node_t *node = NULL;
         fst = onnx_emit(ctx, DML_OP_IDENTITY, np->name, 1, &ov[k], 1, &node);

@@ -1481,6 +1481,14 @@ static dml_status_t import_outputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g) {
     const char *name = g->output[i]->name;
     if (onnx_opt_is_none(ctx, name)) continue; /* a none optional: no result */
     const onnx_seq_t *seq = onnx_seq_find(ctx, name);
+    if (seq && seq->stacked) {
+      char what[300];
+      snprintf(what, sizeof what, "graph output '%s'", name);
+      st = onnx_seq_need_list(seq, what,
+                              "a graph output (one tensor result per element, "
+                              "\"<name>.<i>\")");
+      break;
+    }
     if (seq) {
       /* A sequence output: results "<name>.0", "<name>.1", ... */
       n_res += seq->n;

@@ -94,11 +94,14 @@ typedef struct onnx_ctx {
 
 /* ---- sequences lowered at import time (onnx_seq.c) ---- */
 
-/* A sequence value: a compile-time list of IR tensor values. */
+/* A sequence value: a compile-time list of IR tensor values, or, when
+ * `stacked` is set, a sequence of run-time length whose elements all have
+ * one shape, held as one tensor [n, element dims] (n and v unused). */
 typedef struct onnx_seq {
   dml_dtype_t dtype; /* the element type (INVALID when unknown) */
   size_t n;
   dml_ir_value_t **v;
+  dml_ir_value_t *stacked;
 } onnx_seq_t;
 
 /* The sequence named `name` (a resolved name), or NULL. */
@@ -106,6 +109,16 @@ onnx_seq_t *onnx_seq_find(const onnx_ctx_t *ctx, const char *name);
 /* Records sequence `name` holding v[0..n) (copied). */
 dml_status_t onnx_seq_define(onnx_ctx_t *ctx, const char *name, dml_dtype_t dtype,
                              size_t n, dml_ir_value_t *const *v);
+/* Records sequence `name` as a copy of s (a list or a stacked sequence). */
+dml_status_t onnx_seq_define_as(onnx_ctx_t *ctx, const char *name, const onnx_seq_t *s);
+/* Records sequence `name` of run-time length: the elements are stacked
+ * along axis 0 of tensor `stacked` ([n, element dims], dtype dtype). */
+dml_status_t onnx_seq_define_stacked(onnx_ctx_t *ctx, const char *name, dml_dtype_t dtype,
+                                     dml_ir_value_t *stacked);
+/* UNIMPLEMENTED naming `label` when s is a stacked sequence (run-time
+ * length), which `what` (a use that needs the compile-time list) cannot
+ * take; else OK. */
+dml_status_t onnx_seq_need_list(const onnx_seq_t *s, const char *label, const char *what);
 void onnx_seqs_free(onnx_ctx_t *ctx);
 dml_status_t onnx_seq_split(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                             dml_ir_value_t **in, uint32_t n_in);

@@ -48,9 +48,12 @@
  * the body's cond output its cond input or constant true: ir/infer.c
  * loop_trip_dim), else a data-dependent length bounded by
  * --dynamic-dim-bound; on the GPU targets the host runs the
- * loop and the body's kernels run on the device. Carried sequences still
- * need the unrolled form ("the number of iterations depends on run-time
- * data").
+ * loop and the body's kernels run on the device. A carried sequence that
+ * starts empty (SequenceEmpty) and that the body only appends to
+ * (SequenceInsert at the end) becomes a scan output of the Loop, the
+ * Loop's result a stacked sequence of run-time length (runtime_loop_seqs,
+ * onnx_seq.c); any other carried sequence needs the unrolled form ("the
+ * number of iterations depends on run-time data").
  *
  * Run-time Scan. A Scan-9..17 whose scan length is not static (a symbolic
  * dim: an RNN over time steps T), or whose unrolling would pass the caps
@@ -75,7 +78,8 @@
  * loop. Scan-8 (batch axis, sequence_lens) is only unrolled.
  *
  * Limits (UNIMPLEMENTED naming the node): a carried sequence with a number
- * of iterations that depends on run-time data, a Scan-8 scan input whose
+ * of iterations that depends on run-time data other than one appended to
+ * from empty, a Scan-8 scan input whose
  * length is not static, a scan input of unknown rank, a Scan with a static
  * length of zero, a Loop body whose cond or scan outputs are sequences, and,
  * for the unrolled forms (Loop, Scan-8), more than ONNX_LOOP_MAX_ITERS
@@ -377,6 +381,160 @@ static dml_status_t import_runtime_loop(onnx_ctx_t *ctx, const Onnx__NodeProto *
   return st;
 }
 
+/* The index of the node of g defining `name`, or g->n_node. */
+static size_t def_of(const Onnx__GraphProto *g, const char *name) {
+  for (size_t i = 0; i < g->n_node; i++)
+    for (size_t k = 0; k < g->node[i]->n_output; k++)
+      if (g->node[i]->output[k] && !strcmp(g->node[i]->output[k], name)) return i;
+  return g->n_node;
+}
+
+/* How many inputs of g's nodes name `name`. */
+static size_t uses_of(const Onnx__GraphProto *g, const char *name) {
+  size_t n = 0;
+  for (size_t i = 0; i < g->n_node; i++)
+    for (size_t k = 0; k < g->node[i]->n_input; k++)
+      n += g->node[i]->input[k] && !strcmp(g->node[i]->input[k], name);
+  return n;
+}
+
+/* A run-time Loop whose carried values include sequences of the form
+ * exporters write for a list built in a loop: the initial sequence empty
+ * (SequenceEmpty) and the body's carried sequence out SequenceInsert(its
+ * carried sequence in, t) at the end (no position), the sequence read by
+ * nothing else in the body. Each such sequence becomes a scan output t of
+ * the Loop (the SequenceInsert dropped, the body and node rewritten without
+ * the carried sequence), and the Loop's result a stacked sequence of
+ * run-time length (onnx_seq.c: [count, t's dims]); every t must have one
+ * shape (ir/infer.c and the executor refuse a shape that changes).
+ * UNIMPLEMENTED naming the node for any other carried sequence. */
+static dml_status_t runtime_loop_seqs(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                      const char *label, const Onnx__GraphProto *body,
+                                      dml_ir_value_t **in, uint32_t n_in, size_t n_car) {
+  size_t n_scan = body->n_output - 1 - n_car, n_seq = 0;
+  size_t *at = (size_t *)calloc(n_car + 1, sizeof(*at));
+  if (!at) return oom();
+  dml_status_t st = DML_OK;
+  for (size_t k = 0; k < n_car && !st; k++) {
+    at[k] = body->n_node;
+    if (2 + k < n_in && in[2 + k]) continue;
+    const onnx_seq_t *s0 = onnx_seq_find(ctx, np->input[2 + k]);
+    const char *sin = body->input[2 + k]->name, *sout = body->output[1 + k]->name;
+    size_t i = is_empty(sout) ? body->n_node : def_of(body, sout);
+    const Onnx__NodeProto *d = i < body->n_node ? body->node[i] : NULL;
+    if (!s0 || s0->stacked || s0->n)
+      st = dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                           "%s: carried sequence %zu ('%s') does not start empty; a loop "
+                           "run at run time carries a sequence that starts as "
+                           "SequenceEmpty and is appended to",
+                           label, k, np->input[2 + k]);
+    else if (!d || !d->op_type || strcmp(d->op_type, "SequenceInsert") != 0 ||
+             d->n_input < 2 || (d->n_input > 2 && !is_empty(d->input[2])) ||
+             is_empty(sin) || strcmp(d->input[0], sin) != 0 || is_empty(d->input[1]))
+      st =
+          dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                          "%s: the body's carried sequence %zu ('%s') is not "
+                          "SequenceInsert(%s, element) at the end; a loop run at run "
+                          "time only appends to a carried sequence",
+                          label, k, is_empty(sout) ? "" : sout, is_empty(sin) ? "" : sin);
+    else if (uses_of(body, sin) != 1 || uses_of(body, sout) != 0)
+      st =
+          dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                          "%s: the body reads its carried sequence %zu ('%s') other than "
+                          "by appending to it; a loop run at run time only appends",
+                          label, k, sin);
+    else {
+      at[k] = i;
+      n_seq++;
+    }
+  }
+  /* The body and the node without the carried sequences. */
+  Onnx__GraphProto gb = *body;
+  Onnx__NodeProto nb = *np;
+  size_t n_car2 = n_car - n_seq;
+  gb.input = (Onnx__ValueInfoProto **)calloc(2 + n_car2 + 1, sizeof(*gb.input));
+  gb.node = (Onnx__NodeProto **)calloc(body->n_node + 1, sizeof(*gb.node));
+  gb.output = (Onnx__ValueInfoProto **)calloc(body->n_output + 1, sizeof(*gb.output));
+  Onnx__ValueInfoProto *vis = (Onnx__ValueInfoProto *)calloc(n_seq + 1, sizeof(*vis));
+  nb.input = (char **)calloc(2 + n_car2 + 1, sizeof(*nb.input));
+  nb.output = (char **)calloc(np->n_output + 1, sizeof(*nb.output));
+  dml_ir_value_t **in2 = (dml_ir_value_t **)calloc(2 + n_car2 + 1, sizeof(*in2));
+  const char **fresh = (const char **)calloc(n_car + 1, sizeof(*fresh));
+  if (!st && (!gb.input || !gb.node || !gb.output || !vis || !nb.input || !nb.output ||
+              !in2 || !fresh))
+    st = oom();
+  if (!st) {
+    size_t ni = 0, nn = 0, no = 0, nv = 0, nbo = 0;
+    gb.input[ni] = body->input[0];
+    gb.input[ni + 1] = body->input[1];
+    nb.input[ni] = np->n_input > 0 ? np->input[0] : (char *)"";
+    nb.input[ni + 1] = np->n_input > 1 ? np->input[1] : (char *)"";
+    in2[ni] = n_in > 0 ? in[0] : NULL;
+    in2[ni + 1] = n_in > 1 ? in[1] : NULL;
+    ni = 2;
+    gb.output[no++] = body->output[0];
+    for (size_t k = 0; k < n_car; k++) {
+      if (at[k] < body->n_node) continue;
+      gb.input[ni] = body->input[2 + k];
+      nb.input[ni] = np->input[2 + k];
+      in2[ni++] = in[2 + k];
+      gb.output[no++] = body->output[1 + k];
+      nb.output[nbo++] = np->output[k];
+    }
+    for (size_t j = 0; j < n_scan; j++) {
+      gb.output[no++] = body->output[1 + n_car + j];
+      nb.output[nbo++] = np->output[n_car + j];
+    }
+    for (size_t i = 0; i < body->n_node; i++) {
+      int drop = 0;
+      for (size_t k = 0; k < n_car; k++) drop |= at[k] == i;
+      if (!drop) gb.node[nn++] = body->node[i];
+    }
+    for (size_t k = 0; k < n_car && !st; k++) {
+      if (at[k] >= body->n_node) continue;
+      onnx__value_info_proto__init(&vis[nv]);
+      vis[nv].name = body->node[at[k]]->input[1];
+      gb.output[no++] = &vis[nv++];
+      char base[300];
+      snprintf(base, sizeof base, "%s.stacked",
+               is_empty(np->output[k]) ? "seq" : np->output[k]);
+      fresh[k] = onnx_unique_name(ctx, base);
+      if (!fresh[k]) st = oom();
+      nb.output[nbo++] = (char *)fresh[k];
+    }
+    gb.n_input = ni;
+    gb.n_node = nn;
+    gb.n_output = no;
+    nb.n_input = ni;
+    nb.n_output = nbo;
+  }
+  if (!st) st = import_runtime_loop(ctx, &nb, label, &gb, in2, n_car2);
+  for (size_t k = 0; k < n_car && !st; k++) {
+    if (at[k] >= body->n_node || is_empty(np->output[k])) continue;
+    onnx_map_entry_t *e = onnx_map_find(&ctx->names, fresh[k]);
+    dml_ir_value_t *v = e ? (dml_ir_value_t *)e->val : NULL;
+    const onnx_seq_t *s0 = onnx_seq_find(ctx, np->input[2 + k]);
+    if (!v) {
+      st = dml_status_make(DML_STATUS_INTERNAL, ONNX_ERR_OP,
+                           "%s: the Loop's stacked sequence %zu is missing", label, k);
+      break;
+    }
+    st = onnx_seq_define_stacked(
+        ctx, np->output[k], s0->dtype != DML_DTYPE_INVALID ? s0->dtype : v->type.dtype,
+        v);
+  }
+  free(at);
+  free(gb.input);
+  free(gb.node);
+  free(gb.output);
+  free(vis);
+  free(nb.input);
+  free(nb.output);
+  free(in2);
+  free(fresh);
+  return st;
+}
+
 dml_status_t onnx_imp_loop(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                            const onnx_op_entry_t *e, dml_ir_value_t **in, uint32_t n_in) {
   (void)e;
@@ -414,12 +572,13 @@ dml_status_t onnx_imp_loop(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
       why = "the body's condition output can turn false";
   }
   if (why) {
-    /* Carried values that are sequences need the unrolled lowering. */
-    for (size_t k = 0; k < n_car; k++)
-      if (!(2 + k < n_in && in[2 + k])) return data_dependent(label, why);
+    /* Carried values that are sequences: appended to (runtime_loop_seqs). */
+    int any_seq = 0;
+    for (size_t k = 0; k < n_car; k++) any_seq |= !(2 + k < n_in && in[2 + k]);
     dml_ir_node_t *mark = ctx->f->last;
     uint32_t n_fn = ctx->m->n_functions;
-    dml_status_t rst = import_runtime_loop(ctx, np, label, body, in, n_car);
+    dml_status_t rst = any_seq ? runtime_loop_seqs(ctx, np, label, body, in, n_in, n_car)
+                               : import_runtime_loop(ctx, np, label, body, in, n_car);
     if (dml_status_code(rst) != DML_STATUS_UNIMPLEMENTED) return rst;
     /* Not expressible as a run-time loop either (a carried value that
      * changes shape): the unrolled form's error, which says what to bind,
@@ -479,10 +638,8 @@ dml_status_t onnx_imp_loop(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
   }
   for (size_t k = 0; k < n_car && !st; k++) {
     if (seqs[2 + k])
-      st = is_empty(np->output[k])
-               ? DML_OK
-               : onnx_seq_define(ctx, np->output[k], seqs[2 + k]->dtype, seqs[2 + k]->n,
-                                 seqs[2 + k]->v);
+      st = is_empty(np->output[k]) ? DML_OK
+                                   : onnx_seq_define_as(ctx, np->output[k], seqs[2 + k]);
     else
       st = emit_output(ctx, np, np->output[k], vals[2 + k]);
   }

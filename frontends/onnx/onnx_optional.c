@@ -94,7 +94,7 @@ int onnx_opt_elem_kind(const Onnx__TypeProto *tp) {
 static dml_status_t define_element(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                                    dml_ir_value_t **in, uint32_t n_in, const char *out) {
   const onnx_seq_t *s = onnx_seq_find(ctx, np->input[0]);
-  if (s) return onnx_seq_define(ctx, out, s->dtype, s->n, s->v);
+  if (s) return onnx_seq_define_as(ctx, out, s);
   if (!n_in || !in[0]) {
     char label[300];
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,

@@ -1,6 +1,7 @@
 /*
- * onnx_seq.c — ONNX sequence ops for sequences whose structure is static,
- * lowered at import time.
+ * onnx_seq.c — ONNX sequence ops, lowered at import time: sequences whose
+ * structure is static as lists of tensors, sequences of run-time length
+ * whose elements share one shape as one stacked tensor.
  *
  * The IR has tensors only. A sequence-typed ONNX value becomes, in the
  * importer, a compile-time list of IR tensor values (onnx_seq_t, kept in
@@ -31,10 +32,32 @@
  * sequence_inputs gives its element count and shapes; a sequence output N
  * results "<name>.0", ... (Identity nodes).
  *
+ * Sequences of run-time length (stacked). When the number of elements is
+ * only known at run time but every element has one shape, the sequence is
+ * one tensor [n, element dims] (onnx_seq_t::stacked), n a run-time dim:
+ *   - made by a Loop run at run time that appends to a carried sequence
+ *     starting empty (onnx_loop.c runtime_loop_seqs: the appended element
+ *     becomes a scan output of the Loop), or by SplitToSequence along a dim
+ *     not known at compile time into pieces of length 1 (split absent or a
+ *     constant scalar 1; split_stacked: a Transpose moving the axis first,
+ *     then Unsqueeze at axis+1 unless keepdims=0 without split);
+ *   - read by SequenceAt (Gather along axis 0; the position may be any i64
+ *     scalar, negative from the end), SequenceLength (Gather(Shape, 0)),
+ *     ConcatFromSequence (new_axis=1: Transpose moving axis 0 to `axis`;
+ *     new_axis=0: Transpose to just before `axis`, then Reshape merging the
+ *     two dims, the element dims after `axis` static) and Identity
+ *     (stacked_read); If branches, optionals and unrolled loops pass them
+ *     on as they are.
+ * The rule: a list when the length is static, stacked when it is not and
+ * the elements share one shape; everything else is refused.
+ *
  * Limits (UNIMPLEMENTED naming the node): a position not known at compile
- * time ("depends on run-time data"), a sequence whose length depends on
- * run-time data (SplitToSequence of a dim or a split not known at compile
- * time), a sequence consumed by any other op, sequences of sequences, and
+ * time in a list ("depends on run-time data"), a sequence of run-time
+ * length in any other form (a split input not known at compile time, a
+ * scalar split other than 1 along a run-time dim: the last piece may be
+ * shorter; elements of differing shapes), a stacked sequence given to
+ * SequenceInsert/Erase, SequenceMap or a graph output (onnx_seq_need_list),
+ * a sequence consumed by any other op, sequences of sequences, and
  * maps. An optional of a sequence is the sequence's list when present
  * (onnx_optional.c). An unrolled Loop (onnx_loop.c) may carry sequences from
  * one copy of its body to the next.
@@ -113,6 +136,33 @@ dml_status_t onnx_seq_define(onnx_ctx_t *ctx, const char *name, dml_dtype_t dtyp
   s->n = n;
   for (size_t i = 0; i < n; i++) s->v[i] = v[i];
   return seq_define(ctx, name, s);
+}
+
+dml_status_t onnx_seq_define_as(onnx_ctx_t *ctx, const char *name, const onnx_seq_t *s) {
+  if (!s->stacked) return onnx_seq_define(ctx, name, s->dtype, s->n, s->v);
+  return onnx_seq_define_stacked(ctx, name, s->dtype, s->stacked);
+}
+
+dml_status_t onnx_seq_define_stacked(onnx_ctx_t *ctx, const char *name, dml_dtype_t dtype,
+                                     dml_ir_value_t *stacked) {
+  onnx_seq_t *s = seq_new(0);
+  if (!s) return oom();
+  s->dtype = dtype;
+  s->stacked = stacked;
+  return seq_define(ctx, name, s);
+}
+
+dml_status_t onnx_seq_need_list(const onnx_seq_t *s, const char *label,
+                                const char *what) {
+  if (!s || !s->stacked) return DML_OK;
+  return dml_status_detail(
+      dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                      "%s: the sequence has a run-time length, which %s does not take",
+                      label, what),
+      "a sequence of run-time length (appended in a loop run at run time, or "
+      "SplitToSequence along a dim not known at compile time) is one tensor of its "
+      "stacked elements; it can be read by SequenceAt, SequenceLength, "
+      "ConcatFromSequence and Identity");
 }
 
 static onnx_seq_t *seq_copy(const onnx_seq_t *a, size_t extra) {
@@ -210,6 +260,119 @@ static dml_status_t emit_identity(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
   return bind_value(ctx, oname, node->outputs[0]);
 }
 
+static const dml_type_t *static_type_of(onnx_ctx_t *ctx, dml_ir_value_t *v);
+
+/* Emits op(ops[0..n)) named after np (attribute `attr` = a when attr is
+ * set); *out its result. */
+static dml_status_t emit1(onnx_ctx_t *ctx, const Onnx__NodeProto *np, dml_op_t op,
+                          uint32_t n, dml_ir_value_t *const *ops, const char *attr,
+                          int64_t a, dml_ir_value_t **out) {
+  dml_ir_node_t *node = NULL;
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, op, np->name, n, ops, 1, &node));
+  if (attr) DML_RETURN_IF_ERROR(dml_ir_node_set_attr_int(node, attr, a));
+  *out = node->outputs[0];
+  return DML_OK;
+}
+
+/* Transpose of x (rank r) moving axis `from` to position `to`. */
+static dml_status_t move_axis(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                              dml_ir_value_t *x, int32_t r, int32_t from, int32_t to,
+                              dml_ir_value_t **out) {
+  if (from == to) {
+    *out = x;
+    return DML_OK;
+  }
+  int64_t perm[DML_MAX_RANK];
+  for (int32_t d = 0, k = 0; d < r; d++) {
+    if (d == to) {
+      perm[d] = from;
+      continue;
+    }
+    if (k == from) k++;
+    perm[d] = k++;
+  }
+  dml_ir_node_t *node = NULL;
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_TRANSPOSE, np->name, 1, &x, 1, &node));
+  DML_RETURN_IF_ERROR(dml_ir_node_set_attr_ints(node, "perm", perm, (size_t)r));
+  *out = node->outputs[0];
+  return DML_OK;
+}
+
+/* The ops that read a stacked sequence s (run-time length, [n, element
+ * dims]): SequenceLength = Gather(Shape(s), 0); SequenceAt(i) = Gather(s,
+ * i) along axis 0 (i any i64 scalar, negative from the end); Concat-
+ * FromSequence with new_axis=1 = s with axis 0 moved to `axis` (Transpose),
+ * with new_axis=0 = that Transpose to just before `axis` and a Reshape
+ * merging the two dims (the element dims after `axis` must be static).
+ * Every other op is refused (onnx_seq_need_list). */
+static dml_status_t stacked_read(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                 const char *label, const onnx_seq_t *s,
+                                 dml_ir_value_t **in, uint32_t n_in) {
+  const char *op = np->op_type, *out0 = np->output[0];
+  dml_ir_value_t *x = s->stacked, *r = NULL;
+  const dml_type_t *t = static_type_of(ctx, x);
+  if (!strcmp(op, "SequenceLength")) {
+    dml_ir_value_t *ops[2] = {NULL, NULL};
+    DML_RETURN_IF_ERROR(emit1(ctx, np, DML_OP_SHAPE, 1, &x, NULL, 0, &ops[0]));
+    DML_RETURN_IF_ERROR(const_scalar_i64(ctx, "sequence_length_axis", 0, &ops[1]));
+    DML_RETURN_IF_ERROR(emit1(ctx, np, DML_OP_GATHER, 2, ops, "axis", 0, &r));
+    return bind_value(ctx, out0, r);
+  }
+  if (!strcmp(op, "SequenceAt")) {
+    DML_RETURN_IF_ERROR(need_tensor(np, in, n_in, 1));
+    const dml_type_t *pt = static_type_of(ctx, in[1]);
+    if (!dml_dtype_is_int(pt->dtype) || pt->rank != 0)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                             "%s: the position must be an integer scalar", label);
+    dml_ir_value_t *ops[2] = {x, in[1]};
+    DML_RETURN_IF_ERROR(emit1(ctx, np, DML_OP_GATHER, 2, ops, "axis", 0, &r));
+    return bind_value(ctx, out0, r);
+  }
+  if (!strcmp(op, "ConcatFromSequence")) {
+    if (t->rank == DML_RANK_UNKNOWN)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                             "%s: the elements' shape is not known at compile time",
+                             label);
+    int32_t er = t->rank - 1; /* element rank */
+    int64_t axis = attr_int(np, "axis", 0), new_axis = attr_int(np, "new_axis", 0);
+    int64_t lim = new_axis ? er + 1 : er;
+    if (axis < -lim || axis >= lim || (!new_axis && er == 0))
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                             "%s: axis %lld is out of range for elements of rank %d",
+                             label, (long long)axis, (int)er);
+    if (axis < 0) axis += lim;
+    DML_RETURN_IF_ERROR(move_axis(ctx, np, x, t->rank, 0, (int32_t)axis, &r));
+    if (!new_axis) {
+      /* [e0..e(a-1), n, e(a), ...] -> [e0..e(a-1), n*e(a), ...]: 0 keeps a
+       * leading dim, -1 the merged one, the later dims must be static. */
+      int64_t shape[DML_MAX_RANK];
+      for (int32_t d = 0; d < er; d++) {
+        if (d < axis) {
+          shape[d] = 0;
+        } else if (d == axis) {
+          shape[d] = -1;
+        } else {
+          if (t->dims[d + 1].sym >= 0)
+            return dml_status_make(
+                DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                "%s: concatenating a sequence of run-time length along axis %lld of "
+                "elements whose dim %d is not static is not supported",
+                label, (long long)axis, (int)d);
+          shape[d] = t->dims[d + 1].value;
+        }
+      }
+      dml_ir_value_t *ops[2] = {r, NULL};
+      DML_RETURN_IF_ERROR(
+          onnx_const_i64(ctx, "concat_from_sequence_shape", shape, (size_t)er, &ops[1]));
+      DML_RETURN_IF_ERROR(emit1(ctx, np, DML_OP_RESHAPE, 2, ops, NULL, 0, &r));
+    } else if (r == x) {
+      DML_RETURN_IF_ERROR(emit1(ctx, np, DML_OP_IDENTITY, 1, &x, NULL, 0, &r));
+    }
+    return bind_value(ctx, out0, r);
+  }
+  return onnx_seq_need_list(s, label, op);
+}
+
 /* ---- importers ---- */
 
 dml_status_t onnx_imp_seq(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
@@ -239,11 +402,12 @@ dml_status_t onnx_imp_seq(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
   if (!strcmp(op, "Identity")) {
     onnx_seq_t *s = NULL;
     DML_RETURN_IF_ERROR(need_seq(ctx, np, 0, &s));
-    return onnx_seq_define(ctx, out0, s->dtype, s->n, s->v);
+    return onnx_seq_define_as(ctx, out0, s);
   }
   onnx_seq_t *s = NULL;
   if (strcmp(op, "SplitToSequence") != 0 && strcmp(op, "SequenceMap") != 0)
     DML_RETURN_IF_ERROR(need_seq(ctx, np, 0, &s));
+  if (s && s->stacked) return stacked_read(ctx, np, label, s, in, n_in);
   if (!strcmp(op, "SequenceLength")) {
     dml_ir_value_t *g = NULL;
     DML_RETURN_IF_ERROR(const_scalar_i64(ctx, out0, (int64_t)s->n, &g));
@@ -334,6 +498,51 @@ static const dml_type_t *static_type_of(onnx_ctx_t *ctx, dml_ir_value_t *v) {
   return &v->type;
 }
 
+/* SplitToSequence of x along `axis`, whose dim is not known at compile
+ * time, into pieces of length 1 (split absent, or a constant scalar 1): a
+ * sequence of run-time length, x with `axis` moved to 0 (Transpose), then
+ * Unsqueeze at axis + 1 unless split is absent and keepdims=0. Another
+ * scalar split is refused: the last piece could be shorter than the others,
+ * and a sequence of run-time length holds elements of one shape. */
+static dml_status_t split_stacked(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                  const char *label, dml_ir_value_t *x, int32_t axis,
+                                  dml_ir_value_t *split, int64_t keepdims) {
+  if (split) {
+    int64_t chunk = 0;
+    dml_status_t st = const_int(np, split, "split", &chunk);
+    if (st)
+      return dml_status_annotate(st,
+                                 "the input's dim at axis %d is not known at compile "
+                                 "time either",
+                                 (int)axis);
+    if (chunk != 1)
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                          "%s: split %lld along axis %d, whose dim is not known at "
+                          "compile time: the last piece may be shorter than the others",
+                          label, (long long)chunk, (int)axis),
+          "a sequence of run-time length holds elements of one shape (pieces of length "
+          "1: no split input, or split 1)");
+    keepdims = 1;
+  }
+  const dml_type_t *t = static_type_of(ctx, x);
+  dml_ir_value_t *r = NULL;
+  DML_RETURN_IF_ERROR(move_axis(ctx, np, x, t->rank, axis, 0, &r));
+  if (keepdims) {
+    if (t->rank + 1 > DML_MAX_RANK)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                             "%s: rank %d is too high to keep the split axis", label,
+                             (int)t->rank);
+    int64_t at = axis + 1;
+    dml_ir_value_t *ops[2] = {r, NULL};
+    DML_RETURN_IF_ERROR(onnx_const_i64(ctx, "split_to_sequence_axes", &at, 1, &ops[1]));
+    DML_RETURN_IF_ERROR(emit1(ctx, np, DML_OP_UNSQUEEZE, 2, ops, NULL, 0, &r));
+  } else if (r == x) {
+    DML_RETURN_IF_ERROR(emit1(ctx, np, DML_OP_IDENTITY, 1, &x, NULL, 0, &r));
+  }
+  return onnx_seq_define_stacked(ctx, np->output[0], x->type.dtype, r);
+}
+
 dml_status_t onnx_seq_split(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                             dml_ir_value_t **in, uint32_t n_in) {
   char label[300];
@@ -355,6 +564,8 @@ dml_status_t onnx_seq_split(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
   size_t n = 0;
   int squeeze = 0;
   dml_ir_value_t *split = n_in > 1 ? in[1] : NULL;
+  if (rank != DML_RANK_UNKNOWN && dim < 0 && (!split || split->type.rank == 0))
+    return split_stacked(ctx, np, label, in[0], (int32_t)axis, split, keepdims);
   if (split && (split->kind != DML_IR_VALUE_GLOBAL || !split->data))
     return dml_status_detail(
         dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
@@ -463,6 +674,10 @@ dml_status_t onnx_seq_map(onnx_ctx_t *ctx, const Onnx__NodeProto *np, dml_ir_val
     seqs[k] = onnx_seq_find(ctx, np->input[k]);
     if (!seqs[k])
       st = need_tensor(np, in, n_in, k);
+    else if (seqs[k]->stacked)
+      st = onnx_seq_need_list(seqs[k], label,
+                              "SequenceMap (its body is imported once per "
+                              "element)");
     else if (seqs[k]->n != n)
       st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
                            "%s: input %u has %zu elements, input 0 has %zu", label, k,

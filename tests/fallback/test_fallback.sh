@@ -196,6 +196,25 @@ for m in cumsum:s0,x:s_final,y two:s0,x,w:s_final,y1,y2 rnn:h0,x:h_final,y; do
     cmp -s "$WORK/scan-$name-cpu/$o.npy" "$WORK/scan-$name-vk/$o.npy" && ok || bad "scan $name: output $o: vulkan and cpu results differ"
   done
 done
+# sequences of run-time length (stacked, onnx_seq.c): lists built by
+# SequenceInsert in two run-time Loops (a trip count len(x), and a while
+# loop), read by ConcatFromSequence, SequenceAt at a run-time position and
+# SequenceLength, T = 11: the bodies on the device once per iteration, the
+# outputs the CPU plan's bit for bit (Gather, Mul, Add and data movement,
+# exactly rounded; values: test_onnx_seq_runtime on the CPU)
+expect_ok seqrt-compile "$DMLC" compile "$SCANS/seq_rt_loop.onnx" -o "$WORK/seqrt.dmlpkg" --target cpu,vulkan
+sargs=(--input "x=$HERE/x_seqrt_loop_x.npy" --input "pos=$HERE/x_seqrt_loop_pos.npy" --input "lim=$HERE/x_seqrt_loop_lim.npy")
+expect_ok seqrt-cpu "$DMLC" run "$WORK/seqrt.dmlpkg" "${sargs[@]}" --output-dir "$WORK/seqrt-cpu"
+if [ $VK = 1 ]; then
+  expect_ok seqrt-vk "$DMLC" run "$WORK/seqrt.dmlpkg" "${sargs[@]}" --output-dir "$WORK/seqrt-vk" --device vulkan
+  has seqrt-region "region: node 'build' (Loop) body, function 'build.body', on vulkan:"
+  has seqrt-while-region "region: node 'while' (Loop) body, function 'while.body', on vulkan:"
+  has seqrt-while-runs ": 10 run(s) in the last run"
+  has seqrt-runs ": 11 run(s) in the last run"
+  for o in cat stack at n wcat; do
+    cmp -s "$WORK/seqrt-cpu/$o.npy" "$WORK/seqrt-vk/$o.npy" && ok || bad "seqrt: output $o: vulkan and cpu results differ"
+  done
+fi
 expect_err while-strict "a Loop whose number of iterations is only known at run time) runs on the cpu target only" "$DMLC" compile "$HERE/while_mid.onnx" -o "$WORK/w2.dmlpkg" --target cpu,vulkan --no-cpu-fallback
 if [ $VK = 1 ]; then
   expect_ok ctrl-bench "$DMLC" bench "$WORK/ctrl.dmlpkg" --device vulkan --iterations 3 --warmup 1 --json
