@@ -106,7 +106,16 @@ def gen_split():
     """SplitToSequence along a symbolic dim: x [T, 4] into [4] pieces
     (keepdims 0), y [2, T] into [2, 1] pieces (no split, keepdims 1) and
     into pieces of a scalar split 1; read by SequenceAt, ConcatFromSequence
-    and SequenceLength."""
+    and SequenceLength; SequenceMap over x's pieces with w [4] (a tensor
+    input): e * w and ReduceSum(e), each stacked by ConcatFromSequence."""
+    mbody = helper.make_graph(
+        [helper.make_node("Mul", ["e", "we"], ["o1"], name="mb_mul"),
+         helper.make_node("ReduceSum", ["e"], ["o2"], keepdims=0, name="mb_sum")],
+        "map_body",
+        [helper.make_tensor_value_info("e", F, [4]),
+         helper.make_tensor_value_info("we", F, [4])],
+        [helper.make_tensor_value_info("o1", F, [4]),
+         helper.make_tensor_value_info("o2", F, [])])
     nodes = [
         helper.make_node("SplitToSequence", ["x"], ["sx"], axis=0, keepdims=0,
                          name="split_x"),
@@ -120,18 +129,27 @@ def gen_split():
         helper.make_node("SplitToSequence", ["y", "one"], ["sy1"], axis=-1,
                          name="split_y1"),
         helper.make_node("SequenceAt", ["sy1", "last"], ["ylast"], name="ylast"),
+        helper.make_node("SequenceMap", ["sx", "w"], ["m1", "m2"], body=mbody,
+                         name="map"),
+        helper.make_node("ConcatFromSequence", ["m1"], ["mapped"], axis=0, new_axis=1,
+                         name="mapped"),
+        helper.make_node("ConcatFromSequence", ["m2"], ["sums"], axis=0, new_axis=1,
+                         name="sums"),
     ]
     inits = [helper.make_tensor("one", I64, [], [1]),
              helper.make_tensor("last", I64, [], [-1])]
     model(nodes,
           [helper.make_tensor_value_info("x", F, ["T", 4]),
            helper.make_tensor_value_info("y", F, [2, "T"]),
-           helper.make_tensor_value_info("pos", I64, [])],
+           helper.make_tensor_value_info("pos", I64, []),
+           helper.make_tensor_value_info("w", F, [4])],
           [helper.make_tensor_value_info("at", F, [4]),
            helper.make_tensor_value_info("xt", F, [4, "T"]),
            helper.make_tensor_value_info("n", I64, []),
            helper.make_tensor_value_info("ycat", F, [None, 1]),
-           helper.make_tensor_value_info("ylast", F, [2, 1])],
+           helper.make_tensor_value_info("ylast", F, [2, 1]),
+           helper.make_tensor_value_info("mapped", F, ["T", 4]),
+           helper.make_tensor_value_info("sums", F, ["T"])],
           "seq_rt_split.onnx", inits)
 
 
@@ -156,7 +174,7 @@ def gen_refused():
 
 def c_vals(a):
     if a.dtype == np.float32:
-        return ", ".join("%.9gf" % v for v in a.reshape(-1)) or "0"
+        return ", ".join(repr(float(v)) + "f" for v in a.reshape(-1)) or "0"
     return ", ".join("%dll" % v for v in a.reshape(-1)) or "0"
 
 
@@ -174,8 +192,9 @@ def main():
         cases.append(("split_%d" % t, "seq_rt_split.onnx",
                       {"x": RNG.standard_normal((t, 4)).astype(np.float32),
                        "y": RNG.standard_normal((2, t)).astype(np.float32),
-                       "pos": np.array(-1 if t == 3 else 4, np.int64)},
-                      ["at", "xt", "n", "ycat", "ylast"]))
+                       "pos": np.array(-1 if t == 3 else 4, np.int64),
+                       "w": np.array([0.5, -1.0, 2.0, 0.25], np.float32)},
+                      ["at", "xt", "n", "ycat", "ylast", "mapped", "sums"]))
     # tests/fallback: the Loop model at T = 11 on lavapipe against the CPU.
     for k, v in next(c for c in cases if c[0] == "loop_11")[2].items():
         np.save(os.path.join(FALLBACK, "x_seqrt_loop_%s.npy" % k), v)
@@ -187,7 +206,7 @@ def main():
              "  int32_t rank;", "  int64_t dims[4];", "  const float *f;",
              "  const int64_t *i;", "} seq_rt_tensor_t;", "",
              "typedef struct seq_rt_case {", "  const char *name, *model;",
-             "  uint32_t n_in, n_out;", "  seq_rt_tensor_t in[3], out[5];",
+             "  uint32_t n_in, n_out;", "  seq_rt_tensor_t in[4], out[7];",
              "} seq_rt_case_t;", ""]
     sess = {}
     body = []

@@ -124,6 +124,16 @@ dml_status_t onnx_seq_split(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                             dml_ir_value_t **in, uint32_t n_in);
 dml_status_t onnx_seq_map(onnx_ctx_t *ctx, const Onnx__NodeProto *np, dml_ir_value_t **in,
                           uint32_t n_in);
+/* SequenceMap np (body `body`, `label` its name in messages) whose sequence
+ * inputs are all stacked (run-time length): a run-time Loop over their
+ * elements, as a Scan along axis 0 (onnx_loop.c import_runtime_scan), the
+ * tensor inputs captured; each output a stacked sequence (its elements must
+ * share one shape). The trip count is input 0's length; a shorter sequence
+ * input fails at run time in its Gather. UNIMPLEMENTED when a sequence
+ * input is a compile-time list. */
+dml_status_t onnx_seq_map_runtime(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                  const char *label, const Onnx__GraphProto *body,
+                                  dml_ir_value_t **in, uint32_t n_in);
 /* Imports subgraph g (`which` of node `label`) inline with its inputs bound
  * to in_vals[0..n_in) (n_in must equal g->n_input; an If branch has none);
  * out_vals[k] is its output k. (onnx_if.c) */

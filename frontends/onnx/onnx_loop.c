@@ -53,7 +53,8 @@
  * (SequenceInsert at the end) becomes a scan output of the Loop, the
  * Loop's result a stacked sequence of run-time length (runtime_loop_seqs,
  * onnx_seq.c); any other carried sequence needs the unrolled form ("the
- * number of iterations depends on run-time data").
+ * number of iterations depends on run-time data"). SequenceMap over such
+ * sequences runs as a run-time Scan over axis 0 (onnx_seq_map_runtime).
  *
  * Run-time Scan. A Scan-9..17 whose scan length is not static (a symbolic
  * dim: an RNN over time steps T), or whose unrolling would pass the caps
@@ -1128,5 +1129,99 @@ done:
   free(parts);
   free(fin);
   free(outv);
+  return st;
+}
+
+/* ---- SequenceMap over sequences of run-time length ---- */
+
+dml_status_t onnx_seq_map_runtime(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                  const char *label, const Onnx__GraphProto *body,
+                                  dml_ir_value_t **in, uint32_t n_in) {
+  size_t n_x = 0;
+  for (uint32_t k = 0; k < n_in; k++) {
+    const onnx_seq_t *s = onnx_seq_find(ctx, np->input[k]);
+    if (s && !s->stacked)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                             "%s: input %u is a sequence of static length and input 0 "
+                             "one of run-time length",
+                             label, k);
+    n_x += s != NULL;
+  }
+  /* g: the body with its tensor inputs bound by Identity of the outer
+   * tensors (captures), its sequence inputs the scan inputs. */
+  static const Onnx__NodeProto np_init = ONNX__NODE_PROTO__INIT;
+  Onnx__GraphProto g = *body;
+  g.input = (Onnx__ValueInfoProto **)calloc(n_x + 1, sizeof(*g.input));
+  g.node = (Onnx__NodeProto **)calloc(n_in + body->n_node + 1, sizeof(*g.node));
+  Onnx__NodeProto *ids = (Onnx__NodeProto *)calloc(n_in + 1, sizeof(*ids));
+  char **names = (char **)calloc(2 * (size_t)n_in + 1, sizeof(*names));
+  dml_ir_value_t **xs = (dml_ir_value_t **)calloc(n_x + 1, sizeof(*xs));
+  int64_t *zeros = (int64_t *)calloc(n_x + np->n_output + 1, sizeof(*zeros));
+  Onnx__NodeProto ln = *np;
+  ln.input = (char **)calloc(n_x + 1, sizeof(*ln.input));
+  ln.output = (char **)calloc(np->n_output + 1, sizeof(*ln.output));
+  dml_status_t st =
+      !g.input || !g.node || !ids || !names || !xs || !zeros || !ln.input || !ln.output
+          ? oom()
+          : DML_OK;
+  size_t gi = 0, gn = 0;
+  for (uint32_t k = 0; k < n_in && !st; k++) {
+    const onnx_seq_t *s = onnx_seq_find(ctx, np->input[k]);
+    if (s) {
+      dml_ir_value_t *v = NULL;
+      const char *fresh = NULL;
+      st = emit1(ctx, np, DML_OP_IDENTITY, 1, &s->stacked, NULL, 0, &v);
+      if (!st) st = bind_fresh(ctx, "sequence_map_stacked", v, &fresh);
+      xs[gi] = v;
+      ln.input[gi] = (char *)fresh;
+      g.input[gi++] = body->input[k];
+      continue;
+    }
+    if (!(k < n_in && in[k])) {
+      st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: input %u is missing", label, k);
+      break;
+    }
+    ids[k] = np_init;
+    ids[k].op_type = (char *)"Identity";
+    ids[k].n_input = 1;
+    ids[k].input = names + 2 * k;
+    names[2 * k] = np->input[k];
+    ids[k].n_output = 1;
+    ids[k].output = names + 2 * k + 1;
+    names[2 * k + 1] = body->input[k]->name;
+    g.node[gn++] = &ids[k];
+  }
+  for (size_t i = 0; i < body->n_node; i++) g.node[gn++] = body->node[i];
+  g.n_input = gi;
+  g.n_node = gn;
+  ln.n_input = gi;
+  for (size_t o = 0; o < np->n_output && !st; o++) {
+    char base[300];
+    snprintf(base, sizeof base, "%s.stacked",
+             is_empty(np->output[o]) ? "sequence_map" : np->output[o]);
+    const char *fresh = onnx_unique_name(ctx, base);
+    if (!fresh) st = oom();
+    ln.output[o] = (char *)fresh;
+  }
+  if (!st)
+    st = import_runtime_scan(ctx, &ln, label, &g, 0, 0, NULL, n_x, xs, zeros, zeros,
+                             np->n_output, zeros, zeros);
+  for (size_t o = 0; o < np->n_output && !st; o++) {
+    if (is_empty(np->output[o])) continue;
+    onnx_map_entry_t *e = onnx_map_find(&ctx->names, ln.output[o]);
+    dml_ir_value_t *v = e ? (dml_ir_value_t *)e->val : NULL;
+    st = v ? onnx_seq_define_stacked(ctx, np->output[o], v->type.dtype, v)
+           : dml_status_make(DML_STATUS_INTERNAL, ONNX_ERR_OP,
+                             "%s: the stacked result %zu is missing", label, o);
+  }
+  free(g.input);
+  free(g.node);
+  free(ids);
+  free(names);
+  free(xs);
+  free(zeros);
+  free(ln.input);
+  free(ln.output);
   return st;
 }

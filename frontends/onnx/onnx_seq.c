@@ -47,7 +47,12 @@
  *     new_axis=0: Transpose to just before `axis`, then Reshape merging the
  *     two dims, the element dims after `axis` static) and Identity
  *     (stacked_read); If branches, optionals and unrolled loops pass them
- *     on as they are.
+ *     on as they are;
+ *   - mapped by SequenceMap whose sequence inputs are all stacked: a Loop
+ *     run at run time over their elements (onnx_loop.c
+ *     onnx_seq_map_runtime, as a run-time Scan along axis 0), the tensor
+ *     inputs captured, each output a stacked sequence (the body's results
+ *     must keep one shape); the count is input 0's length.
  * The rule: a list when the length is static, stacked when it is not and
  * the elements share one shape; everything else is refused.
  *
@@ -56,7 +61,8 @@
  * length in any other form (a split input not known at compile time, a
  * scalar split other than 1 along a run-time dim: the last piece may be
  * shorter; elements of differing shapes), a stacked sequence given to
- * SequenceInsert/Erase, SequenceMap or a graph output (onnx_seq_need_list),
+ * SequenceInsert/Erase or a graph output (onnx_seq_need_list), a
+ * SequenceMap mixing lists and stacked sequences,
  * a sequence consumed by any other op, sequences of sequences, and
  * maps. An optional of a sequence is the sequence's list when present
  * (onnx_optional.c). An unrolled Loop (onnx_loop.c) may carry sequences from
@@ -162,7 +168,7 @@ dml_status_t onnx_seq_need_list(const onnx_seq_t *s, const char *label,
       "a sequence of run-time length (appended in a loop run at run time, or "
       "SplitToSequence along a dim not known at compile time) is one tensor of its "
       "stacked elements; it can be read by SequenceAt, SequenceLength, "
-      "ConcatFromSequence and Identity");
+      "ConcatFromSequence, SequenceMap and Identity");
 }
 
 static onnx_seq_t *seq_copy(const onnx_seq_t *a, size_t extra) {
@@ -663,6 +669,7 @@ dml_status_t onnx_seq_map(onnx_ctx_t *ctx, const Onnx__NodeProto *np, dml_ir_val
                            label, n_in, np->n_output, body->n_input, body->n_output);
   onnx_seq_t *first = NULL;
   DML_RETURN_IF_ERROR(need_seq(ctx, np, 0, &first));
+  if (first->stacked) return onnx_seq_map_runtime(ctx, np, label, body, in, n_in);
   size_t n = first->n;
   onnx_seq_t **seqs = (onnx_seq_t **)calloc(n_in + 1, sizeof(*seqs));
   dml_ir_value_t **ins = (dml_ir_value_t **)calloc(n_in + 1, sizeof(*ins));
@@ -675,9 +682,11 @@ dml_status_t onnx_seq_map(onnx_ctx_t *ctx, const Onnx__NodeProto *np, dml_ir_val
     if (!seqs[k])
       st = need_tensor(np, in, n_in, k);
     else if (seqs[k]->stacked)
-      st = onnx_seq_need_list(seqs[k], label,
-                              "SequenceMap (its body is imported once per "
-                              "element)");
+      st =
+          dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                          "%s: input %u is a sequence of run-time length and input 0 one "
+                          "of static length",
+                          label, k);
     else if (seqs[k]->n != n)
       st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
                            "%s: input %u has %zu elements, input 0 has %zu", label, k,

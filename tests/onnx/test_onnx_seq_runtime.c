@@ -6,9 +6,11 @@
  * and 11 on one session: a list built by SequenceInsert in a Loop run at
  * run time, read by ConcatFromSequence (new_axis 0 and 1), SequenceAt at a
  * run-time position and SequenceLength, and one built in a while loop (no
- * trip count, a cond the body computes: a data-dependent length); SplitToSequence along a
- * symbolic dim (keepdims 0 and 1, a scalar split 1) read by SequenceAt,
- * ConcatFromSequence and SequenceLength. f32 values within 1e-5 (absolute +
+ * trip count, a cond the body computes: a data-dependent length);
+ * SplitToSequence along a symbolic dim (keepdims 0 and 1, a scalar split 1)
+ * read by SequenceAt, ConcatFromSequence and SequenceLength, and mapped by
+ * SequenceMap (a tensor input; two outputs of different element shapes,
+ * stacked by ConcatFromSequence). f32 values within 1e-5 (absolute +
  * relative), i64 and shapes exactly. Refused with UNIMPLEMENTED naming the
  * node: a scalar split other than 1 along a symbolic dim, and a stacked
  * sequence given to SequenceInsert.
