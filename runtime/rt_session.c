@@ -1505,6 +1505,24 @@ static dml_status_t run_loop(dml_rt_session_t *s, uint32_t k) {
       mt->dtype != DML_DTYPE_INVALID ? dml_load_i64(mt->dtype, mt->data, 0) : INT64_MAX;
   uint8_t cond =
       ct->dtype != DML_DTYPE_INVALID ? dml_load_f64(ct->dtype, ct->data, 0) != 0 : 1;
+  /* A Scan run as this Loop (onnx_loop.c mark_scan_lengths): every scan
+   * input must have the trip count's length along its axis. */
+  size_t n_sl = 0, n_sa = 0;
+  const int64_t *sl = dml_attr_ints(n->attrs, n->n_attrs, "scan_length_inputs", &n_sl);
+  const int64_t *sa = dml_attr_ints(n->attrs, n->n_attrs, "scan_length_axes", &n_sa);
+  for (size_t j = 0; sl && sa && n_sa == n_sl && j < n_sl; j++) {
+    if (sl[j] < 0 || sl[j] >= n->n_inputs) continue; /* a constant */
+    const dml_tensor_t *x = &c->inputs[sl[j]];
+    if (sa[j] < 0 || sa[j] >= x->rank || x->dims[sa[j]] == trips) continue;
+    return dml_status_detail(
+        dml_status_make(
+            DML_STATUS_INVALID_ARGUMENT, "rt.run",
+            "node #%" PRIu32
+            " '%s' (Loop, from an ONNX Scan or SequenceMap): scan input %zu has "
+            "length %" PRId64 " along axis %" PRId64 ", scan input 0 has %" PRId64,
+            k, n->name, j, x->dims[sa[j]], sa[j], trips),
+        "ONNX Scan and SequenceMap need their scan inputs (sequences) of one length");
+  }
   /* Carried values start as the initial ones, in the node's outputs. */
   for (int64_t j = 0; j < n_car; j++) {
     dml_tensor_t *o = &c->outputs[j];

@@ -133,6 +133,11 @@ def gen_two():
     model(nodes, [vi("s0", [3]), vi("x", ["T", 3]), vi("w", [3, "T"])],
           [vi("s_final", [3]), vi("y1", ["T", 3]), vi("y2", [3, "T"])],
           "scan_rt_two.onnx")
+    # The same with w's length a symbol of its own: nothing but the run
+    # checks that the two scan inputs have one length.
+    model(nodes, [vi("s0", [3]), vi("x", ["T", 3]), vi("w", [3, "U"])],
+          [vi("s_final", [3]), vi("y1", ["T", 3]), vi("y2", [3, "T"])],
+          "scan_rt_two_lens.onnx")
 
 
 def c_floats(v):

@@ -61,8 +61,10 @@
  * below (more than ONNX_LOOP_MAX_ITERS steps, or the model's unrolled
  * nodes over ONNX_LOOP_MAX_NODES), becomes such a run-time Loop
  * (import_runtime_scan): trip count Gather(Shape(x0), axis0) computed in
- * the IR (x0 the first scan input; all must have that length at run time,
- * a shorter one fails in its Gather, OUT_OF_RANGE on the CPU); no cond.
+ * the IR (x0 the first scan input; all must have that length at run time:
+ * the Loop's scan_length_inputs / scan_length_axes attributes name them and
+ * the executor refuses other lengths before the first iteration,
+ * INVALID_ARGUMENT, mark_scan_lengths); no cond.
  * The body function is a Loop body made around the Scan body: it takes
  * (iter, cond, states...) and the whole scan inputs as captures, and per
  * scan input Gather(x_j, iter)
@@ -761,6 +763,42 @@ static dml_status_t length_of(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
  * (cond, g's outputs). The Loop's scan outputs (stacked on axis 0) are then
  * reversed for scan_output_directions 1 and moved to scan_output_axes by a
  * Transpose. */
+/* ONNX Scan needs every scan input of one length; the trip count is scan
+ * input 0's. The Loop node just emitted (the last of ctx->f) records, per
+ * scan input j, its operand (a capture) and axis in the int-list attributes
+ * scan_length_inputs / scan_length_axes, which the executor checks against
+ * the trip count before the first iteration (rt_session.c run_loop): a
+ * longer input would be cut off and a shorter one read out of range. */
+static dml_status_t mark_scan_lengths(onnx_ctx_t *ctx, const char *label, size_t n_x,
+                                      const char *const *xn, const int64_t *in_axes) {
+  dml_ir_node_t *loop = ctx->f->last;
+  while (loop && loop->op != DML_OP_LOOP) loop = loop->prev;
+  int64_t *ops = (int64_t *)calloc(2 * n_x + 1, sizeof(*ops));
+  if (!loop || !ops) {
+    free(ops);
+    return loop ? oom()
+                : dml_status_make(DML_STATUS_INTERNAL, ONNX_ERR_OP,
+                                  "%s: the Loop node of the scan is missing", label);
+  }
+  dml_status_t st = DML_OK;
+  for (size_t j = 0; j < n_x && !st; j++) {
+    onnx_map_entry_t *e = onnx_map_find(&ctx->names, xn[j]);
+    const dml_ir_value_t *v = e ? (const dml_ir_value_t *)e->val : NULL;
+    ops[j] = -1;
+    for (uint32_t k = 2; v && k < loop->n_inputs; k++)
+      if (loop->inputs[k] == v) ops[j] = k;
+    if (ops[j] < 0 && !(v && v->kind == DML_IR_VALUE_GLOBAL))
+      st = dml_status_make(DML_STATUS_INTERNAL, ONNX_ERR_OP,
+                           "%s: scan input %zu ('%s') is not an operand of its Loop",
+                           label, j, xn[j]);
+    ops[n_x + j] = in_axes[j];
+  }
+  if (!st) st = dml_ir_node_set_attr_ints(loop, "scan_length_inputs", ops, n_x);
+  if (!st) st = dml_ir_node_set_attr_ints(loop, "scan_length_axes", ops + n_x, n_x);
+  free(ops);
+  return st;
+}
+
 static dml_status_t import_runtime_scan(
     onnx_ctx_t *ctx, const Onnx__NodeProto *np, const char *label,
     const Onnx__GraphProto *g, size_t first, size_t n_state, dml_ir_value_t **states,
@@ -780,8 +818,10 @@ static dml_status_t import_runtime_scan(
   char **lin = (char **)calloc(2 + n_state, sizeof(char *));
   char **lout = (char **)calloc(np->n_output + 1, sizeof(char *));
   dml_ir_value_t **lv = (dml_ir_value_t **)calloc(2 + n_state, sizeof(*lv));
+  /* The name each scan input has as the body's capture. */
+  const char **xn = (const char **)calloc(n_x + 1, sizeof(*xn));
   dml_status_t st = !nodes || !axattr || !axptr || !gnodes || !gin || !gout || !names ||
-                            !lin || !lout || !lv
+                            !lin || !lout || !lv || !xn
                         ? oom()
                         : DML_OK;
   const char *iter = NULL, *cond = NULL, *cond_out = NULL, *trip = NULL;
@@ -825,6 +865,7 @@ static dml_status_t import_runtime_scan(
         st = reverse_axis(ctx, np, xs[j], in_axes[j], &r);
         if (!st) st = bind_fresh(ctx, "scan_reversed", r, &xname);
       }
+      xn[j] = xname;
       Onnx__NodeProto *gn = &nodes[1 + j];
       *gn = np_init;
       gn->op_type = (char *)"Gather";
@@ -896,6 +937,7 @@ static dml_status_t import_runtime_scan(
                                "is not static, or too long to unroll)",
                                label);
   }
+  if (!st && n_x > 1) st = mark_scan_lengths(ctx, label, n_x, xn, in_axes);
   /* Scan outputs: reversed, then moved to their axis. */
   for (size_t k = 0; k < n_out && !st; k++) {
     const char *oname = np->output[n_state + k];
@@ -933,6 +975,7 @@ static dml_status_t import_runtime_scan(
   free(lin);
   free(lout);
   free(lv);
+  free(xn);
   return st;
 }
 

@@ -52,7 +52,8 @@
  *     run at run time over their elements (onnx_loop.c
  *     onnx_seq_map_runtime, as a run-time Scan along axis 0), the tensor
  *     inputs captured, each output a stacked sequence (the body's results
- *     must keep one shape); the count is input 0's length.
+ *     must keep one shape); the count is input 0's length, and the executor
+ *     refuses inputs of other lengths (mark_scan_lengths in onnx_loop.c).
  * The rule: a list when the length is static, stacked when it is not and
  * the elements share one shape; everything else is refused.
  *

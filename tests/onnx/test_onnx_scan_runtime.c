@@ -232,8 +232,42 @@ static void test_resid(void) {
   dml_ir_module_release(m);
 }
 
+/* x [T, 3] and w [3, U]: the model's dims leave T and U apart, ONNX Scan
+ * needs them equal. T = U gives case two_5's outputs; T = 5, U = 7 is
+ * refused at run time (not w cut off at 5 steps), and the session then
+ * runs the T = U case again. */
+static void test_lengths(void) {
+  dml_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  o.batch_bound = 64;
+  dml_rt_model_t *m = NULL;
+  dml_rt_session_t *s = session_of("scan_rt_two_lens.onnx", &o, &m);
+  const scan_rt_case_t *c = NULL;
+  for (size_t i = 0; i < sizeof scan_rt_cases / sizeof scan_rt_cases[0]; i++)
+    if (!strcmp(scan_rt_cases[i].name, "two_5")) c = &scan_rt_cases[i];
+  CHECK(s && c);
+  if (s && c) {
+    run_on(m, s, c);
+    float w7[21] = {0};
+    dml_tensor_t w = {DML_DTYPE_F32, 2, {3, 7}, w7};
+    for (uint32_t i = 0; i < c->n_in; i++) {
+      const scan_rt_tensor_t *t = &c->in[i];
+      if (!strcmp(t->name, "w")) continue;
+      dml_tensor_t v = {DML_DTYPE_F32, t->rank, {0}, (void *)t->f};
+      for (int32_t d = 0; d < t->rank; d++) v.dims[d] = t->dims[d];
+      CHECK_OK(dml_rt_session_set_input_by_name(s, t->name, &v));
+    }
+    CHECK_OK(dml_rt_session_set_input_by_name(s, "w", &w));
+    CHECK_ERROR(dml_rt_session_run(s), DML_STATUS_INVALID_ARGUMENT,
+                "scan input 1 has length 7 along axis 1, scan input 0 has 5");
+    run_on(m, s, c);
+  }
+  release(s, m);
+}
+
 int main(void) {
   RUN(test_cumsum);
+  RUN(test_lengths);
   RUN(test_rnn);
   RUN(test_two);
   RUN(test_ir);
