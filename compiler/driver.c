@@ -179,9 +179,10 @@ static dml_status_t kernel_sections(const char *targets, int want_spirv, int wan
   dml_kctab_place_init(&ct, weights_size);
   sec[3] = NULL;
   dml_codegen_fallback_t *fb = cpu_fallback ? fbs : NULL;
-  /* An If (ops.def) runs its taken branch from the CPU executor only: the
-   * GPU executors run a fixed list of kernels. Every such node is named
-   * (with the CPU fall-back, its function runs on the host). */
+  /* Run-time If and Loop (ops.def) need the host between the device's
+   * kernels: it reads cond / the trip count and runs the branch or body
+   * (its own kernels on the device), which is a host entry of the CPU
+   * fall-back. Without the fall-back every such node is named. */
   for (uint32_t fi = 0;
        !fb && (want_spirv || want_msl || want_cuda) && fi < g->n_functions; fi++)
     for (uint32_t k = 0; k < g->functions[fi].n_nodes; k++) {
@@ -192,7 +193,9 @@ static dml_status_t kernel_sections(const char *targets, int want_spirv, int wan
                             "target '%s': run-time control flow (an If whose cond is "
                             "only known at run time and whose branches' shapes differ, "
                             "a Loop whose number of iterations is only known at run "
-                            "time) runs on the cpu target only (binding cond or the trip "
+                            "time) runs on the cpu target only without the CPU fall-back "
+                            "(with it, the host reads cond or the trip count and the "
+                            "device runs the branch or body; binding cond or the trip "
                             "count with --bind imports it unrolled)",
                             targets);
       s = dml_status_detail(s, "node '%s' (%s) of function '%s'", n->name, n->op_name,
