@@ -1080,10 +1080,10 @@ static dml_kstmt_t *pgrad_count(sched_t *s, const dml_kidx_t *e, void *vctx) {
  * dY[n, c, oh, ow] / the window's divisor (its in-bounds positions, or
  * kh * kw with count_include_pad: ceil_mode with it is refused, so every
  * window lies inside the pads). The sum is the CPU's: one add per window
- * in its order (+-3e38 and +-inf terms make the order visible: a window
- * order that adds +3e38 and -3e38 alternately gives 0 where the CPU's
- * first two terms overflow to +inf), rounded to dX's dtype after each add
- * as the CPU stores it (f16's range is passed long before f32's). */
+ * in its order (floating-point sums are order-dependent: 1e15 + 86 - 1e15
+ * is 0 or 86, and a sum that overflows on the way is inf in one order and
+ * finite in another), rounded to dX's dtype after each add as the CPU
+ * stores its running sum (f16's range is passed long before f32's). */
 void dml_ksched_emit_pool_grad(sched_t *s, uint32_t node, const win_shape_t *ws) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
