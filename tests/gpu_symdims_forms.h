@@ -18,8 +18,8 @@
  * symbolic axis; dynamic quantization over [batch, seq, 4] (MatMulInteger
  * and QLinearMatMul with M = seq); LayerNormalization and InstanceNormalization over
  * symbolic dims (wav2vec2's feature encoder), rows per invocation and per
- * workgroup; a CNN's gradients (ConvWeightGrad, ConvInputGrad) over
- * symbolic [n, h, w]. */
+ * workgroup; a CNN's gradients (ConvWeightGrad, ConvInputGrad) and the
+ * pools' (AveragePoolGrad, MaxPoolGrad) over symbolic [n, h, w]. */
 #ifndef GPU_SYMDIMS_FORMS_H_
 #define GPU_SYMDIMS_FORMS_H_
 
@@ -246,6 +246,31 @@ static const gpu_sym_form_t gpu_sym_forms[] = {
      "  %dz = ConvWeightGrad(%z, %x) {group = 2, kernel_shape = [3, 3], dilations = [1, "
      "2], pads = [1, 2, 1, 2]}\n"
      "  return %dw, %dx, %dz\n}\n",
+     {NULL},
+     {"n", "h", "w"},
+     4,
+     {{1, 3, 3}, {3, 20, 19}, {2, 7, 10}, {3, 16, 5}}},
+    /* the pools' gradients over symbolic [n, h, w]: AveragePoolGrad with
+     * the in-bounds divisor (begin pads only) and with count_include_pad,
+     * MaxPoolGrad with pads on both sides */
+    {"Pool gradients over [n,3,h,w] (AveragePoolGrad, MaxPoolGrad)",
+     "sym n <= 3\n"
+     "sym h <= 20\n"
+     "sym w <= 19\n"
+     "func @forward(%x: f32[n,3,h,w]) -> (?[?], ?[?], ?[?]) {\n"
+     "  %y = AveragePool(%x) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 0, "
+     "0]}\n"
+     "  %dx = AveragePoolGrad(%y, %x) {kernel_shape = [3, 3], strides = [2, 2], pads = "
+     "[1, 1, 0, 0]}\n"
+     "  %m = MaxPool(%x) {kernel_shape = [3, 2], strides = [2, 1], pads = [1, 0, 1, 1]}\n"
+     "  %dm = MaxPoolGrad(%m, %x) {kernel_shape = [3, 2], strides = [2, 1], pads = [1, "
+     "0, "
+     "1, 1]}\n"
+     "  %q = AveragePool(%x) {kernel_shape = [2, 3], strides = [1, 2], pads = [1, 1, 1, "
+     "1], count_include_pad = 1}\n"
+     "  %dq = AveragePoolGrad(%q, %x) {kernel_shape = [2, 3], strides = [1, 2], pads = "
+     "[1, 1, 1, 1], count_include_pad = 1}\n"
+     "  return %dx, %dm, %dq\n}\n",
      {NULL},
      {"n", "h", "w"},
      4,
