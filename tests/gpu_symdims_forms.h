@@ -19,7 +19,8 @@
  * and QLinearMatMul with M = seq); LayerNormalization and InstanceNormalization over
  * symbolic dims (wav2vec2's feature encoder), rows per invocation and per
  * workgroup; a CNN's gradients (ConvWeightGrad, ConvInputGrad) and the
- * pools' (AveragePoolGrad, MaxPoolGrad) over symbolic [n, h, w]. */
+ * pools' (AveragePoolGrad, MaxPoolGrad) over symbolic [n, h, w]; an
+ * embedding's gradient (ScatterND add over [batch, seq] ids). */
 #ifndef GPU_SYMDIMS_FORMS_H_
 #define GPU_SYMDIMS_FORMS_H_
 
@@ -275,6 +276,20 @@ static const gpu_sym_form_t gpu_sym_forms[] = {
      {"n", "h", "w"},
      4,
      {{1, 3, 3}, {3, 20, 19}, {2, 7, 10}, {3, 16, 5}}},
+    /* an embedding's gradient: ScatterND (add) of [batch, seq, 6] updates
+     * at [batch, seq] token ids (in [-5, 5]: negative ones counted from the
+     * end) into a static [12, 6] table (duplicate ids add up in order) */
+    {"ScatterND add over [batch,seq,1] ids (an embedding's gradient)",
+     "sym batch <= 3\n"
+     "sym seq <= 40\n"
+     "func @forward(%z: f32[12,6], %u: f32[batch,seq,6], %i: i64[batch,seq,1]) -> "
+     "(?[?]) {\n"
+     "  %y = ScatterND(%z, %i, %u) {reduction = \"add\"}\n"
+     "  return %y\n}\n",
+     {NULL},
+     {"batch", "seq"},
+     3,
+     {{1, 1}, {3, 40}, {2, 17}}},
 };
 
 #endif /* GPU_SYMDIMS_FORMS_H_ */
