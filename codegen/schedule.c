@@ -262,6 +262,7 @@ int dml_kschedule_handles(dml_op_t op) {
     case DML_OP_CONV_WEIGHT_GRAD:
     case DML_OP_CONV_INPUT_GRAD:
     case DML_OP_MAX_POOL_GRAD:
+    case DML_OP_AVERAGE_POOL_GRAD:
     case DML_OP_GATHER:
     case DML_OP_GATHER_ELEMENTS:
     case DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS:
@@ -637,13 +638,14 @@ dml_status_t dml_kschedule_host(const dml_pkg_graph_t *g, uint32_t fn,
       }
       case DML_OP_CONV_TRANSPOSE: dml_ksched_emit_conv_transpose(&s, i); break;
       case DML_OP_CONV_INPUT_GRAD: dml_ksched_emit_conv_input_grad(&s, i); break;
-      case DML_OP_MAX_POOL_GRAD: {
+      case DML_OP_MAX_POOL_GRAD:
+      case DML_OP_AVERAGE_POOL_GRAD: {
         win_shape_t gw;
         const char *why = dml_ksched_win_reject(&s, n, &gw);
         if (why)
           unsupported(&s, i, "%s", why);
         else
-          dml_ksched_emit_maxpool_grad(&s, i, &gw);
+          dml_ksched_emit_pool_grad(&s, i, &gw);
         break;
       }
       case DML_OP_CONV_WEIGHT_GRAD: {

@@ -403,7 +403,7 @@ void dml_ksched_emit_conv_group(sched_t *s, const group_t *G, const win_shape_t 
 void dml_ksched_emit_pool(sched_t *s, uint32_t node, const win_shape_t *ws);
 void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node);
 void dml_ksched_emit_conv_input_grad(sched_t *s, uint32_t node);
-void dml_ksched_emit_maxpool_grad(sched_t *s, uint32_t node, const win_shape_t *ws);
+void dml_ksched_emit_pool_grad(sched_t *s, uint32_t node, const win_shape_t *ws);
 void dml_ksched_emit_conv_wgrad(sched_t *s, uint32_t node, const win_shape_t *ws);
 const char *dml_ksched_emit_matmul_batched(sched_t *s, uint32_t node);
 

@@ -4,7 +4,7 @@
  * reads, batched MatMul), Conv (direct, with its fused elementwise
  * epilogue), MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool,
  * ConvTranspose, and the training gradients ConvWeightGrad, ConvInputGrad
- * and MaxPoolGrad. */
+ * MaxPoolGrad and AveragePoolGrad. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -619,13 +619,14 @@ void dml_ksched_emit_gemm_group(sched_t *s, const group_t *G, const gemm_shape_t
 }
 
 /* Fills the window geometry of Conv/MaxPool/AveragePool node `n`, or of
- * ConvWeightGrad(dY, X) -> dW and MaxPoolGrad(dY, X) -> dX (the geometry
- * of the forward op whose gradient it is: x = X, y = dY; w = dW). */
+ * ConvWeightGrad(dY, X) -> dW and MaxPoolGrad / AveragePoolGrad(dY, X) ->
+ * dX (the geometry of the forward op whose gradient it is: x = X, y = dY;
+ * w = dW). */
 const char *dml_ksched_win_reject(sched_t *s, const dml_pkg_node_t *n, win_shape_t *o) {
   memset(o, 0, sizeof *o);
   int wgrad = n->op == DML_OP_CONV_WEIGHT_GRAD;
   int conv = n->op == DML_OP_CONV || wgrad;
-  if (wgrad || n->op == DML_OP_MAX_POOL_GRAD) {
+  if (wgrad || n->op == DML_OP_MAX_POOL_GRAD || n->op == DML_OP_AVERAGE_POOL_GRAD) {
     if (n->n_inputs != 2) return "absent input";
     o->x = val(s, n->inputs[1]);
     o->y = val(s, n->inputs[0]);
@@ -693,7 +694,7 @@ const char *dml_ksched_win_reject(sched_t *s, const dml_pkg_node_t *n, win_shape
     if (!ks || nk != (size_t)(r - 2)) return "kernel_shape does not match the rank";
     o->kh = one ? 1 : ks[0], o->kw = ks[nk - 1];
     if (o->M != o->C) return "channel mismatch";
-    if (n->op == DML_OP_AVERAGE_POOL &&
+    if ((n->op == DML_OP_AVERAGE_POOL || n->op == DML_OP_AVERAGE_POOL_GRAD) &&
         dml_attr_int(n->attrs, n->n_attrs, "ceil_mode", 0) &&
         dml_attr_int(n->attrs, n->n_attrs, "count_include_pad", 0))
       return "ceil_mode with count_include_pad";
@@ -1025,7 +1026,7 @@ void dml_ksched_emit_pool(sched_t *s, uint32_t node, const win_shape_t *ws) {
   lin_add(&K->bytes, numel, esz);
 }
 
-/* ---- MaxPoolGrad (1-D and 2-D) ---- */
+/* ---- MaxPoolGrad and AveragePoolGrad (1-D and 2-D) ---- */
 
 typedef struct {
   const win_shape_t *ws;
@@ -1060,13 +1061,30 @@ static dml_kstmt_t *pgrad_tap(sched_t *s, const dml_kidx_t *e, void *vctx) {
   return b.first;
 }
 
-/* MaxPoolGrad(dY, X) -> dX (X's shape; f32, f16, bf16 with f32 sums) of
- * the window geometry `ws` (x = X, y = dY): one invocation per dX element
- * (n, c, ih, iw) visits the windows (oh, ow) that reach it (the
- * ConvTranspose gather's stride-divisibility test), finds each one's
- * argmax over X as the CPU does (pgrad_tap) and adds dY[n, c, oh, ow]
- * where that is (ih, iw). */
-void dml_ksched_emit_maxpool_grad(sched_t *s, uint32_t node, const win_shape_t *ws) {
+/* One in-bounds position of an AveragePool window: its count (register 1)
+ * plus one, the CPU's divisor without count_include_pad. */
+static dml_kstmt_t *pgrad_count(sched_t *s, const dml_kidx_t *e, void *vctx) {
+  (void)e;
+  (void)vctx;
+  dml_kpool_t *p = s->pool;
+  return assign(s, DML_KS_SET, 1,
+                dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 1), dml_kv_const(p, 1.0f)));
+}
+
+/* MaxPoolGrad / AveragePoolGrad(dY, X) -> dX (X's shape; f32, f16, bf16)
+ * of the window geometry `ws` (x = X, y = dY): one invocation per dX
+ * element (n, c, ih, iw) visits the windows (oh, ow) that reach it (the
+ * ConvTranspose gather's stride-divisibility test) in the CPU's (oh, ow)
+ * order and adds, for MaxPool, dY[n, c, oh, ow] where the window's argmax
+ * over X (pgrad_tap, as the CPU finds it) is (ih, iw); for AveragePool,
+ * dY[n, c, oh, ow] / the window's divisor (its in-bounds positions, or
+ * kh * kw with count_include_pad: ceil_mode with it is refused, so every
+ * window lies inside the pads). The sum is the CPU's: one add per window
+ * in its order (floating-point sums are order-dependent: 1e15 + 86 - 1e15
+ * is 0 or 86, and a sum that overflows on the way is inf in one order and
+ * finite in another), rounded to dX's dtype after each add as the CPU
+ * stores its running sum (f16's range is passed long before f32's). */
+void dml_ksched_emit_pool_grad(sched_t *s, uint32_t node, const win_shape_t *ws) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
   const dml_pkg_value_t *dx = val(s, n->outputs[0]);
@@ -1075,6 +1093,8 @@ void dml_ksched_emit_maxpool_grad(sched_t *s, uint32_t node, const win_shape_t *
     unsupported(s, node, "dX must have X's shape and dtype", NULL);
     return;
   }
+  int avg = n->op == DML_OP_AVERAGE_POOL_GRAD;
+  int incl = avg && dml_attr_int(n->attrs, n->n_attrs, "count_include_pad", 0);
   dml_kernel_t *K = dml_ksched_kernel(s, DML_KK_POOL, node);
   if (!K) return;
   dml_klin_t numel;
@@ -1107,23 +1127,41 @@ void dml_ksched_emit_maxpool_grad(sched_t *s, uint32_t node, const win_shape_t *
     oo[d] = dml_ki_bin(p, DML_KI_DIV, dml_ki_bin(p, DML_KI_SUB, t[d], lo[d]),
                        dml_ki_const(p, ws->stride[d]));
   }
-  /* window (oh, ow): its argmax, then dY added where it is this element */
+  /* window (oh, ow): MaxPool: its argmax, then dY added where it is this
+   * element; AveragePool: dY over its divisor added */
   dml_kblock_t win = {0};
-  dml_kblock_add(&win, assign(s, DML_KS_SET, 1, dml_kv_const(p, -INFINITY)));
-  dml_kblock_add(&win, assign(s, DML_KS_SET, 2, dml_kv_iconst(p, DML_KT_I32, -1)));
-  dml_kblock_add(&win, window(s, ws, oo[0], oo[1], vqh, vqw, pgrad_tap, &pc, NULL, NULL));
   const dml_kidx_t *yi = kadd(
       p,
       dml_ki_bin(p, DML_KI_MUL, kadd(p, dml_ki_bin(p, DML_KI_MUL, nc, OHi), oo[0]), OWi),
       oo[1]);
-  const dml_kval_t *hit = dml_kv_fn(
-      p, DML_KF_EQ, dml_kv_reg_t(p, 2, DML_KT_I32),
-      dml_kv_idx(p, DML_KT_I32, kadd(p, dml_ki_bin(p, DML_KI_MUL, ih, Wi), iw)));
-  dml_kblock_add(
-      &win, assign(s, DML_KS_SET, 0,
-                   dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 0),
-                             dml_kv_select(p, hit, load_f32(s, ws->y, at(s, ws->y, yi)),
-                                           dml_kv_const(p, 0.0f)))));
+  const dml_kval_t *term = NULL;
+  if (avg) {
+    if (incl) {
+      term = dml_kv_fn(p, DML_KF_DIV, load_f32(s, ws->y, at(s, ws->y, yi)),
+                       dml_kv_const(p, (float)(ws->kh * ws->kw)));
+    } else {
+      dml_kblock_add(&win, assign(s, DML_KS_SET, 1, dml_kv_const(p, 0.0f)));
+      dml_kblock_add(
+          &win, window(s, ws, oo[0], oo[1], vqh, vqw, pgrad_count, NULL, NULL, NULL));
+      term = dml_kv_fn(p, DML_KF_DIV, load_f32(s, ws->y, at(s, ws->y, yi)),
+                       dml_kv_reg(p, 1));
+    }
+  } else {
+    dml_kblock_add(&win, assign(s, DML_KS_SET, 1, dml_kv_const(p, -INFINITY)));
+    dml_kblock_add(&win, assign(s, DML_KS_SET, 2, dml_kv_iconst(p, DML_KT_I32, -1)));
+    dml_kblock_add(&win,
+                   window(s, ws, oo[0], oo[1], vqh, vqw, pgrad_tap, &pc, NULL, NULL));
+    const dml_kval_t *hit = dml_kv_fn(
+        p, DML_KF_EQ, dml_kv_reg_t(p, 2, DML_KT_I32),
+        dml_kv_idx(p, DML_KT_I32, kadd(p, dml_ki_bin(p, DML_KI_MUL, ih, Wi), iw)));
+    term = dml_kv_select(p, hit, load_f32(s, ws->y, at(s, ws->y, yi)),
+                         dml_kv_const(p, 0.0f));
+  }
+  const dml_kval_t *sum = dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 0), term);
+  /* f16/bf16: the running sum rounded to dX's dtype, as the CPU's store */
+  if (kdt(dx) != DML_KT_F32)
+    sum = dml_kv_cast(p, DML_KT_F32, dml_kv_cast(p, kdt(dx), sum));
+  dml_kblock_add(&win, assign(s, DML_KS_SET, 0, sum));
   dml_kstmt_t *inner = win.first;
   /* innermost first: the width's stride test, its range, then the height's */
   for (int d = 1; d >= 0; d--) {

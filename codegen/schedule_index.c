@@ -24,7 +24,8 @@
  * The dtypes are the kernels' (f32, i64, i32, bool, u8, i8) where the CPU
  * reference accepts them. Trilu, EyeLike, IsInf, IsNaN, CumSum,
  * ScatterElements, GatherND and ReverseSequence take symbolic dims,
- * several per value (dml_ksched_numel); the others static shapes. */
+ * several per value (dml_ksched_numel), ScatterND symbolic index tuples
+ * (not data dims); the others static shapes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -535,7 +536,10 @@ static dml_kstmt_t *scat_nd_update(sched_t *s, const dml_kidx_t *tv, void *ctx) 
 
 /* ScatterND-18: y = data, then for each index tuple t (in order) the slice
  * data[idx(t)] (red)= updates[t]. Invocation e (slice e / S, element
- * e % S, S the slice size) applies every tuple addressing its slice. */
+ * e % S, S the slice size) applies every tuple addressing its slice. The
+ * data's dims and the indices' last dim are static; the indices' other
+ * dims (the tuples, and so the updates' leading dims) may be symbolic: the
+ * gradient of an embedding's Gather over [batch, seq] token ids. */
 static const char *emit_scatter_nd(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -544,18 +548,21 @@ static const char *emit_scatter_nd(sched_t *s, uint32_t node) {
   if (!x || !u || !y || x->type.dtype != y->type.dtype || u->type.dtype != y->type.dtype)
     return "data, updates and output of one dtype";
   if (!is_index_dtype(ind)) return "indices must be i64 or i32";
-  if (!is_static(&x->type) || !is_static(&ind->type)) return "symbolic dims";
+  if (!is_static(&x->type)) return "data of symbolic dims";
   int32_t r = x->type.rank, q = ind->type.rank;
   if (r < 1 || q < 1) return "data and indices must have rank >= 1";
+  if (ind->type.dims[q - 1].sym >= 0) return "indices' last dim of symbolic length";
+  dml_klin_t nt;
+  if (!numel_syms(&ind->type, &nt)) return "indices of too many symbols";
   int64_t m = ind->type.dims[q - 1].value;
   if (m < 1 || m > r) return "indices' last dim out of range";
   red_t red;
   const char *why = parse_reduction(n, kdt(y), &red);
   if (why) return why;
-  int64_t xs[DML_MAX_RANK], mult[DML_MAX_RANK], dims[DML_MAX_RANK], slice = 1, nt = 1;
+  int64_t xs[DML_MAX_RANK], mult[DML_MAX_RANK], dims[DML_MAX_RANK], slice = 1;
   strides_of(&x->type, xs);
   for (int32_t d = (int32_t)m; d < r; d++) slice *= x->type.dims[d].value;
-  for (int32_t d = 0; d < q - 1; d++) nt *= ind->type.dims[d].value;
+  nt.c /= m; /* the tuples: the indices' elements over their last dim */
   for (int64_t k = 0; k < m; k++) {
     dims[k] = x->type.dims[k].value;
     mult[k] = slice ? xs[k] / slice : 0;
@@ -564,7 +571,8 @@ static const char *emit_scatter_nd(sched_t *s, uint32_t node) {
   dml_kernel_t *K = dml_ksched_kernel(s, DML_KK_MOVE, node);
   if (!K) return NULL;
   dml_kdot_t d;
-  const dml_kidx_t *gid = dml_kdot_setup(s, K, &y->type, nt, DML_KVAR_FIRST_LOOP + 2, &d);
+  const dml_kidx_t *gid = dml_kdot_setup(s, K, &y->type, dml_ksched_lin_max(s, nt),
+                                         DML_KVAR_FIRST_LOOP + 2, &d);
   const dml_kidx_t *S = kc(s, slice ? slice : 1);
   scat_nd_t sc = {ind,
                   u,
@@ -578,8 +586,8 @@ static const char *emit_scatter_nd(sched_t *s, uint32_t node) {
                   dml_ki_bin(p, DML_KI_MOD, gid, S)};
   dml_kblock_t body = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, 0, load_at(s, x, gid)));
-  dml_kdot_fold(s, K, &d, &body, kc(s, nt), DML_KVAR_FIRST_LOOP, scat_nd_update, &sc, 0,
-                t);
+  dml_kdot_fold(s, K, &d, &body, dml_ki_lin(p, nt), DML_KVAR_FIRST_LOOP, scat_nd_update,
+                &sc, 0, t);
   dml_kdot_finish(s, K, &d, gid, &body, store_at(s, y, gid, dml_kv_reg_t(p, 0, t)));
   account(K, &y->type, 2 * (int64_t)dml_dtype_size(y->type.dtype), 0);
   return NULL;

@@ -18,8 +18,9 @@
  * symbolic axis; dynamic quantization over [batch, seq, 4] (MatMulInteger
  * and QLinearMatMul with M = seq); LayerNormalization and InstanceNormalization over
  * symbolic dims (wav2vec2's feature encoder), rows per invocation and per
- * workgroup; a CNN's gradients (ConvWeightGrad, ConvInputGrad) over
- * symbolic [n, h, w]. */
+ * workgroup; a CNN's gradients (ConvWeightGrad, ConvInputGrad) and the
+ * pools' (AveragePoolGrad, MaxPoolGrad) over symbolic [n, h, w]; an
+ * embedding's gradient (ScatterND add over [batch, seq] ids). */
 #ifndef GPU_SYMDIMS_FORMS_H_
 #define GPU_SYMDIMS_FORMS_H_
 
@@ -250,6 +251,45 @@ static const gpu_sym_form_t gpu_sym_forms[] = {
      {"n", "h", "w"},
      4,
      {{1, 3, 3}, {3, 20, 19}, {2, 7, 10}, {3, 16, 5}}},
+    /* the pools' gradients over symbolic [n, h, w]: AveragePoolGrad with
+     * the in-bounds divisor (begin pads only) and with count_include_pad,
+     * MaxPoolGrad with pads on both sides */
+    {"Pool gradients over [n,3,h,w] (AveragePoolGrad, MaxPoolGrad)",
+     "sym n <= 3\n"
+     "sym h <= 20\n"
+     "sym w <= 19\n"
+     "func @forward(%x: f32[n,3,h,w]) -> (?[?], ?[?], ?[?]) {\n"
+     "  %y = AveragePool(%x) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 0, "
+     "0]}\n"
+     "  %dx = AveragePoolGrad(%y, %x) {kernel_shape = [3, 3], strides = [2, 2], pads = "
+     "[1, 1, 0, 0]}\n"
+     "  %m = MaxPool(%x) {kernel_shape = [3, 2], strides = [2, 1], pads = [1, 0, 1, 1]}\n"
+     "  %dm = MaxPoolGrad(%m, %x) {kernel_shape = [3, 2], strides = [2, 1], pads = [1, "
+     "0, "
+     "1, 1]}\n"
+     "  %q = AveragePool(%x) {kernel_shape = [2, 3], strides = [1, 2], pads = [1, 1, 1, "
+     "1], count_include_pad = 1}\n"
+     "  %dq = AveragePoolGrad(%q, %x) {kernel_shape = [2, 3], strides = [1, 2], pads = "
+     "[1, 1, 1, 1], count_include_pad = 1}\n"
+     "  return %dx, %dm, %dq\n}\n",
+     {NULL},
+     {"n", "h", "w"},
+     4,
+     {{1, 3, 3}, {3, 20, 19}, {2, 7, 10}, {3, 16, 5}}},
+    /* an embedding's gradient: ScatterND (add) of [batch, seq, 6] updates
+     * at [batch, seq] token ids (in [-5, 5]: negative ones counted from the
+     * end) into a static [12, 6] table (duplicate ids add up in order) */
+    {"ScatterND add over [batch,seq,1] ids (an embedding's gradient)",
+     "sym batch <= 3\n"
+     "sym seq <= 40\n"
+     "func @forward(%z: f32[12,6], %u: f32[batch,seq,6], %i: i64[batch,seq,1]) -> "
+     "(?[?]) {\n"
+     "  %y = ScatterND(%z, %i, %u) {reduction = \"add\"}\n"
+     "  return %y\n}\n",
+     {NULL},
+     {"batch", "seq"},
+     3,
+     {{1, 1}, {3, 40}, {2, 17}}},
 };
 
 #endif /* GPU_SYMDIMS_FORMS_H_ */

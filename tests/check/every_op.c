@@ -963,10 +963,28 @@ static const form_t k_forms[] = {
      FN1("%d: $T[R,3,L], %x: $T[R,3,${2*L}]") "  %y = MaxPoolGrad(%d, %x) "
                                               "{kernel_shape = [2], strides = "
                                               "[2]}\n" RET1},
-    {"AveragePoolGrad", NULL, NULL, 0,
+    {"AveragePoolGrad", NULL, NULL, 1,
      FN1("%d: $T[R,2,2,${L}], %x: $T[R,2,5,${2*L+1}]") "  %y = AveragePoolGrad(%d, %x) "
                                                        "{kernel_shape = [3, 3], strides "
                                                        "= [2, 2]}\n" RET1},
+    /* the divisor counts the in-bounds positions: smaller at the edges */
+    {"AveragePoolGrad", "pads,dilations", NULL, 0,
+     FN1("%d: $T[R,2,6,L], %x: $T[R,2,6,${2*L}]") "  %y = AveragePoolGrad(%d, %x) "
+                                                  "{kernel_shape = [2, 3], strides = [1, "
+                                                  "2], dilations = [2, 1], pads = [1, 1, "
+                                                  "1, 0]}\n" RET1},
+    {"AveragePoolGrad", "count_include_pad", NULL, 0,
+     FN1("%d: $T[R,2,3,${L+1}], %x: $T[R,2,5,${2*L+1}]") "  %y = AveragePoolGrad(%d, %x) "
+                                                         "{kernel_shape = [3, 3], "
+                                                         "strides "
+                                                         "= [2, 2], pads = [1, 1, 1, 1], "
+                                                         "count_include_pad = 1}\n" RET1},
+    /* 1-D, ceil_mode: the last window is cut by the end (2 of 3 in bounds) */
+    {"AveragePoolGrad", "1d,ceil_mode", NULL, 0,
+     FN1("%d: $T[R,3,${L+1}], %x: $T[R,3,${2*L+2}]") "  %y = AveragePoolGrad(%d, %x) "
+                                                     "{kernel_shape = [3], strides = "
+                                                     "[2], "
+                                                     "ceil_mode = 1}\n" RET1},
     {"FakeQuantizeGrad", NULL, NULL, 0,
      "global @r : f32[2] = dense<[-1.5, 2.0]>\n" FN1(
          "%d: $T[R,L], %x: $T[R,L]") "  %y = FakeQuantizeGrad(%d, %x, @r)\n" RET1},
