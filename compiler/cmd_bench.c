@@ -423,7 +423,11 @@ int dmlc_cmd_bench(int argc, char **argv) {
   }
   for (uint32_t k = 0; k < nk; k++) {
     dml_rt_kernel_info_t ki;
-    if (dml_rt_session_kernel_info(s, k, &ki)) continue;
+    dml_status_t kst = dml_rt_session_kernel_info(s, k, &ki);
+    if (kst) {
+      dml_status_free(kst);
+      continue;
+    }
     double ms = kms[k];
     double gflops = ms > 0 ? ki.flops / (ms * 1e6) : 0,
            gbs = ms > 0 ? ki.bytes / (ms * 1e6) : 0;

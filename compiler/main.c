@@ -148,7 +148,11 @@ void dmlc_regions_note(const dml_rt_session_t *s) {
   uint32_t n = dml_rt_session_num_regions(s);
   for (uint32_t i = 0; i < n; i++) {
     dml_rt_region_info_t r;
-    if (dml_rt_session_region(s, i, &r)) continue;
+    dml_status_t rst = dml_rt_session_region(s, i, &r);
+    if (rst) {
+      dml_status_free(rst);
+      continue;
+    }
     const char *why = dml_rt_session_fallback(r.session);
     if (why) fprintf(stderr, "note: node '%s' (%s) %s: %s\n", r.node, r.op, r.role, why);
     dmlc_regions_note(r.session);
@@ -160,7 +164,11 @@ void dmlc_regions_json(FILE *f, const dml_rt_session_t *s) {
   fputc('[', f);
   for (uint32_t i = 0; i < n; i++) {
     dml_rt_region_info_t r;
-    if (dml_rt_session_region(s, i, &r)) continue;
+    dml_status_t rst = dml_rt_session_region(s, i, &r);
+    if (rst) {
+      dml_status_free(rst);
+      continue;
+    }
     fputs(i ? ", {\"node\": " : "{\"node\": ", f);
     dmlc_json_str(f, r.node);
     fputs(", \"op\": ", f);
@@ -176,7 +184,11 @@ void dmlc_regions_json(FILE *f, const dml_rt_session_t *s) {
     uint32_t nk = dml_rt_session_num_kernels(r.session), w = 0;
     for (uint32_t k = 0; k < nk; k++) {
       dml_rt_kernel_info_t ki;
-      if (dml_rt_session_kernel_info(r.session, k, &ki)) continue;
+      dml_status_t kst = dml_rt_session_kernel_info(r.session, k, &ki);
+      if (kst) { /* not run yet */
+        dml_status_free(kst);
+        continue;
+      }
       fputs(w++ ? ", {\"name\": " : "{\"name\": ", f);
       dmlc_json_str(f, ki.name);
       fputs(", \"ms\": ", f);
@@ -194,7 +206,9 @@ void dmlc_regions_text(FILE *f, const dml_rt_session_t *s, int ran_only, int dep
   uint32_t n = dml_rt_session_num_regions(s);
   for (uint32_t i = 0; i < n; i++) {
     dml_rt_region_info_t r;
-    if (dml_rt_session_region(s, i, &r) || (ran_only && !r.runs)) continue;
+    dml_status_t rst = dml_rt_session_region(s, i, &r);
+    if (rst) dml_status_free(rst);
+    if (rst || (ran_only && !r.runs)) continue;
     uint32_t nk = dml_rt_session_num_kernels(r.session);
     fprintf(f,
             "%*sregion: node '%s' (%s) %s, function '%s', on %s: %" PRIu64
@@ -204,7 +218,9 @@ void dmlc_regions_text(FILE *f, const dml_rt_session_t *s, int ran_only, int dep
     if (!nk) fputs(", no device kernels", f);
     for (uint32_t k = 0; k < nk; k++) {
       dml_rt_kernel_info_t ki;
-      if (dml_rt_session_kernel_info(r.session, k, &ki)) { /* not run yet */
+      dml_status_t kst = dml_rt_session_kernel_info(r.session, k, &ki);
+      if (kst) { /* not run yet */
+        dml_status_free(kst);
         fprintf(f, ", %u kernel entries (not run yet)", nk);
         break;
       }

@@ -1792,11 +1792,12 @@ static int table_case(const char *op, const pair_t *in, const dml_rt_tensor_t *f
   dml_rt_tensor_t yf = DML_RT_TENSOR_NONE, yl = DML_RT_TENSOR_NONE;
   if (fl) CHECK_OK(dml_rt_tensor_op(op, fl, n, a, na, &yf, 1));
   if (acc) {
-    dml_rt_tensor_t ab[4];
-    for (uint32_t j = 0; j < n; j++)
+    dml_rt_tensor_t ab[5]; /* as c: up to 5 operands (BatchNormalization) */
+    CHECK(n <= 5);
+    for (uint32_t j = 0; j < n && j < 5; j++)
       CHECK_OK(dml_rt_tensor_op("Abs", &c[j], 1, NULL, 0, &ab[j], 1));
     CHECK_OK(dml_rt_tensor_op(op, ab, n, a, na, &yl, 1));
-    for (uint32_t j = 0; j < n; j++) CHECK_OK(dml_rt_tensor_free(ab[j]));
+    for (uint32_t j = 0; j < n && j < 5; j++) CHECK_OK(dml_rt_tensor_free(ab[j]));
   }
   int64_t nc = 0, nv = 0, nf = 0, nl = 0;
   float *pc = down(yc, &nc), *pv = down(yv, &nv), *pf = yf.id ? down(yf, &nf) : NULL,
