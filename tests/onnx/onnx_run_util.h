@@ -6,6 +6,9 @@
 #ifndef ONNX_RUN_UTIL_H_
 #define ONNX_RUN_UTIL_H_
 
+#include <math.h>
+#include <stdio.h>
+
 #include "dml_driver.h"
 #include "dml_rt.h"
 #include "onnx_test_util.h"
@@ -88,6 +91,44 @@ static inline void check_out_at(dml_rt_session_t *s, uint32_t index, const float
       fprintf(stderr, "output %u [%lld]: got %g, want %g\n", index, (long long)i,
               ((const float *)got.data)[i], want[i]);
     CHECK(((const float *)got.data)[i] == want[i]);
+  }
+}
+
+/* Output `name` (of model `m`) of the last run of `s` against onnxruntime's
+ * reference: dtype (f32: values `f`; i64: values `i`) and dims exactly,
+ * f32 values within 1e-5 absolute + 1e-5 relative, i64 values exactly;
+ * case `cname` and every mismatch are printed. For the generated fixtures
+ * of the run-time Scan and sequence tests. */
+static inline void check_ref_output(dml_rt_model_t *m, dml_rt_session_t *s,
+                                    const char *cname, const char *name, int32_t rank,
+                                    const int64_t *dims, const float *f,
+                                    const int64_t *i64) {
+  int32_t k = dml_rt_model_find_output(m, name);
+  CHECK(k >= 0);
+  if (k < 0) return;
+  dml_tensor_t got;
+  CHECK_OK(dml_rt_session_get_output(s, (uint32_t)k, &got));
+  int same = got.dtype == (i64 ? DML_DTYPE_I64 : DML_DTYPE_F32) && got.rank == rank;
+  for (int32_t d = 0; same && d < rank; d++) same = got.dims[d] == dims[d];
+  if (!same) {
+    char a[128], b[128];
+    dml_dims_str(got.dims, got.rank, a, sizeof a);
+    dml_dims_str(dims, rank, b, sizeof b);
+    fprintf(stderr, "case %s: output %s is %s %s, onnxruntime %s %s\n", cname, name,
+            dml_dtype_name(got.dtype), a, i64 ? "i64" : "f32", b);
+  }
+  CHECK(same);
+  if (!same) return;
+  int64_t n = dml_dims_numel(dims, rank);
+  for (int64_t j = 0; j < n; j++) {
+    double g = i64 ? (double)((const int64_t *)got.data)[j]
+                   : (double)((const float *)got.data)[j];
+    double e = i64 ? (double)i64[j] : (double)f[j];
+    int ok = i64 ? g == e : fabs(g - e) <= 1e-5 + 1e-5 * fabs(e);
+    if (!ok)
+      fprintf(stderr, "case %s: %s[%lld] = %.9g, onnxruntime %.9g\n", cname, name,
+              (long long)j, g, e);
+    CHECK(ok);
   }
 }
 

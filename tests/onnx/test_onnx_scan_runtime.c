@@ -18,34 +18,11 @@
 #include "onnx_run_util.h"
 #include "scan_rt_ref.h"
 
-/* Output `w` of the last run of `s` (model m) against onnxruntime's. */
+/* Output `w` of the last run of `s` (model m) against onnxruntime's
+ * (onnx_run_util.h check_ref_output). */
 static void check_ref(dml_rt_model_t *m, dml_rt_session_t *s, const char *cname,
                       const scan_rt_tensor_t *w) {
-  int32_t k = dml_rt_model_find_output(m, w->name);
-  CHECK(k >= 0);
-  if (k < 0) return;
-  dml_tensor_t got;
-  CHECK_OK(dml_rt_session_get_output(s, (uint32_t)k, &got));
-  int same = got.dtype == DML_DTYPE_F32 && got.rank == w->rank;
-  for (int32_t d = 0; same && d < w->rank; d++) same = got.dims[d] == w->dims[d];
-  if (!same) {
-    char a[128], b[128];
-    dml_dims_str(got.dims, got.rank, a, sizeof a);
-    dml_dims_str(w->dims, w->rank, b, sizeof b);
-    fprintf(stderr, "case %s: output %s has shape %s, onnxruntime %s\n", cname, w->name,
-            a, b);
-  }
-  CHECK(same);
-  if (!same) return;
-  int64_t n = dml_dims_numel(w->dims, w->rank);
-  for (int64_t i = 0; i < n; i++) {
-    float g = ((const float *)got.data)[i], e = w->f[i];
-    int ok = fabsf(g - e) <= 1e-5f + 1e-5f * fabsf(e);
-    if (!ok)
-      fprintf(stderr, "case %s: %s[%lld] = %.9g, onnxruntime %.9g\n", cname, w->name,
-              (long long)i, g, e);
-    CHECK(ok);
-  }
+  check_ref_output(m, s, cname, w->name, w->rank, w->dims, w->f, NULL);
 }
 
 /* Runs case c on session s and compares every output. */

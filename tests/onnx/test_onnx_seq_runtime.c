@@ -20,37 +20,11 @@
 #include "onnx_run_util.h"
 #include "seq_rt_ref.h"
 
-/* Output `w` of the last run of `s` (model m) against onnxruntime's. */
+/* Output `w` of the last run of `s` (model m) against onnxruntime's
+ * (onnx_run_util.h check_ref_output). */
 static void check_ref(dml_rt_model_t *m, dml_rt_session_t *s, const char *cname,
                       const seq_rt_tensor_t *w) {
-  int32_t k = dml_rt_model_find_output(m, w->name);
-  CHECK(k >= 0);
-  if (k < 0) return;
-  dml_tensor_t got;
-  CHECK_OK(dml_rt_session_get_output(s, (uint32_t)k, &got));
-  int same =
-      got.dtype == (w->is_i64 ? DML_DTYPE_I64 : DML_DTYPE_F32) && got.rank == w->rank;
-  for (int32_t d = 0; same && d < w->rank; d++) same = got.dims[d] == w->dims[d];
-  if (!same) {
-    char a[128], b[128];
-    dml_dims_str(got.dims, got.rank, a, sizeof a);
-    dml_dims_str(w->dims, w->rank, b, sizeof b);
-    fprintf(stderr, "case %s: output %s is %s %s, onnxruntime %s %s\n", cname, w->name,
-            dml_dtype_name(got.dtype), a, w->is_i64 ? "i64" : "f32", b);
-  }
-  CHECK(same);
-  if (!same) return;
-  int64_t n = dml_dims_numel(w->dims, w->rank);
-  for (int64_t i = 0; i < n; i++) {
-    double g = w->is_i64 ? (double)((const int64_t *)got.data)[i]
-                         : (double)((const float *)got.data)[i];
-    double e = w->is_i64 ? (double)w->i[i] : (double)w->f[i];
-    int ok = w->is_i64 ? g == e : fabs(g - e) <= 1e-5 + 1e-5 * fabs(e);
-    if (!ok)
-      fprintf(stderr, "case %s: %s[%lld] = %.9g, onnxruntime %.9g\n", cname, w->name,
-              (long long)i, g, e);
-    CHECK(ok);
-  }
+  check_ref_output(m, s, cname, w->name, w->rank, w->dims, w->f, w->is_i64 ? w->i : NULL);
 }
 
 /* Runs case c on session s and compares every output. */
