@@ -104,8 +104,12 @@ mkdir -p $G/fallback
 if (
   set -e
   cp tests/fallback/*.npy $G/fallback/
-  for m in lp_mid ctrl_mid loop_mid; do
-    build/compiler/dmlc compile tests/fallback/$m.onnx -o $G/fallback/$m.dmlpkg --target "cpu,$T" \
+  # (tests/fallback's models, then the run-time Scan and sequence fixtures
+  # of tests/onnx/fixtures that test_fallback.sh runs on Vulkan)
+  for m in lp_mid ctrl_mid loop_mid rank_mid while_mid scan_rt_cumsum scan_rt_two seq_rt_loop; do
+    src=tests/fallback/$m.onnx
+    [ -f "$src" ] || src=tests/onnx/fixtures/$m.onnx
+    build/compiler/dmlc compile "$src" -o $G/fallback/$m.dmlpkg --target "cpu,$T" \
       $([ "$T" = cuda ] && echo --cuda-arch sm_90) 2>&1 | grep -E "^note: CPU fall-back" | cut -c1-160
   done
   {
@@ -113,6 +117,13 @@ if (
     echo "ctrl_mid y,z x=x_ctrl_then.npy"
     echo "ctrl_mid y,z x=x_ctrl_else.npy"
     echo "loop_mid y x=x_ctrl_else.npy trip=trip3.npy"
+    echo "rank_mid y,z x=x_ctrl_then.npy"
+    echo "rank_mid y,z x=x_ctrl_else.npy"
+    echo "while_mid y x=x_while.npy"
+    echo "scan_rt_cumsum s_final,y s0=x_scan_cumsum_s0.npy x=x_scan_cumsum_x.npy"
+    # (its body's s + x * w is one fma on CUDA: within 1e-6, not bit for bit)
+    echo "scan_rt_two s_final,y1,y2 s0=x_scan_two_s0.npy x=x_scan_two_x.npy w=x_scan_two_w.npy$([ "$T" = cuda ] && echo ' tol=1e-6')"
+    echo "seq_rt_loop cat,stack,at,n,wcat x=x_seqrt_loop_x.npy pos=x_seqrt_loop_pos.npy lim=x_seqrt_loop_lim.npy"
   } >$G/fallback/runs.txt
 ); then
   tgz fallback
