@@ -4,7 +4,8 @@
  *
  *   --dim-bound H=1280,W=1280   the bound of each named symbolic dim (an
  *                               ONNX dim_param, or "<input>_dim<k>" for an
- *                               unnamed one); repeatable
+ *                               unnamed one; 2*h=64 bounds a dim_param
+ *                               "2*h", h <= 32: dml_onnx.h); repeatable
  *   --dim-bound 1024            the bound of every other symbolic dim (the
  *                               same as --batch-bound)
  *   --input-shape x=1x3x[32:640]x[32:1280]

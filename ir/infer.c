@@ -2214,6 +2214,122 @@ static const char *mono_str(const ictx_t *c, const mono_t *p, char *buf, size_t 
   return buf;
 }
 
+/* Greatest common divisor of a, b > 0. */
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b, b = t;
+  }
+  return a;
+}
+
+/* A step the Reshape hint asks of input symbol `sym` (the lcm with one
+ * already asked); 0 when the list is full or the lcm overflows. */
+static int hint_add(int32_t *syms, int64_t *steps, int *n, int32_t sym, int64_t step) {
+  for (int i = 0; i < *n; i++)
+    if (syms[i] == sym) {
+      int64_t g = gcd64(steps[i], step), l;
+      if (__builtin_mul_overflow(steps[i] / g, step, &l)) return 0;
+      steps[i] = l;
+      return 1;
+    }
+  if (*n >= 2 * MONO_CAP) return 0;
+  syms[*n] = sym, steps[*n] = step, (*n)++;
+  return 1;
+}
+
+/* The end of the refusal of a Reshape whose -1 dim, (total)/(known), no
+ * value*symbol expresses: the `dmlc compile --input-shape` that makes it
+ * one where it can be told (docs/cli.md, --input-shape): each derived
+ * factor floor(S/d) of an input symbol S asks S to be a multiple of d, and
+ * a coefficient that does not divide asks the factor it lacks of the first
+ * input symbol left in the quotient; a graph input (the module's `forward`
+ * arguments) with such a dim is printed with that dim as the range
+ * [MIN:MAX:STEP] (its other symbolic dims as their ranges). Else a pointer
+ * to the form. */
+static void reshape_hint(const ictx_t *c, const mono_t *total, const mono_t *known,
+                         char *buf, size_t cap) {
+  const dml_ir_module_t *m = c->m;
+  int32_t hs[2 * MONO_CAP];
+  int64_t hstep[2 * MONO_CAP];
+  int nh = 0;
+  const mono_t *ps[2] = {total, known};
+  for (int p = 0; p < 2; p++)
+    for (int i = 0; i < ps[p]->n; i++) {
+      const dml_ir_symbol_t *s = &m->symbols[ps[p]->syms[i]];
+      if ((s->flags & DML_IR_SYMBOL_DERIVED) && s->src[1] < 0 && s->mul == 1 &&
+          s->add == 0 && s->div > 1 && s->src[0] >= 0 && m->symbols[s->src[0]].flags == 0)
+        hint_add(hs, hstep, &nh, s->src[0], s->div);
+    }
+  if (nh == 0 && known->coeff > 0 && total->coeff > 0 &&
+      total->coeff % known->coeff != 0) {
+    mono_t r = *total;
+    int sub = 1;
+    for (int i = 0; i < known->n && sub; i++) {
+      int k = -1;
+      for (int j = 0; j < r.n && k < 0; j++)
+        if (r.syms[j] == known->syms[i]) k = j;
+      if (k < 0)
+        sub = 0;
+      else
+        r.syms[k] = r.syms[--r.n];
+    }
+    for (int j = 0; sub && j < r.n; j++)
+      if (m->symbols[r.syms[j]].flags == 0) {
+        hint_add(hs, hstep, &nh, r.syms[j],
+                 known->coeff / gcd64(total->coeff, known->coeff));
+        break;
+      }
+  }
+  const dml_ir_function_t *f = c->n->func;
+  for (uint32_t i = 0; i < m->n_functions; i++)
+    if (m->functions[i]->name && strcmp(m->functions[i]->name, "forward") == 0)
+      f = m->functions[i];
+  size_t k = 0;
+  int shown = 0;
+  for (uint32_t a = 0; f && a < f->n_args && nh && k < cap; a++) {
+    const dml_type_t *t = &f->args[a]->type;
+    int uses = 0;
+    for (int32_t d = 0; d < t->rank; d++)
+      for (int j = 0; j < nh; j++) uses |= t->dims[d].sym == hs[j];
+    if (!uses || !f->args[a]->name) continue;
+    k += (size_t)snprintf(buf + k, cap - k, "%s--input-shape %s=",
+                          shown ? " "
+                                : "; making the dims it divides multiples of what "
+                                  "the division needs makes it one: dmlc compile ",
+                          f->args[a]->name);
+    for (int32_t d = 0; d < t->rank && k < cap; d++) {
+      dml_dim_t dm = t->dims[d];
+      const char *x = d ? "x" : "";
+      if (dm.sym < 0) {
+        k += (size_t)snprintf(buf + k, cap - k, "%s%lld", x, (long long)dm.value);
+        continue;
+      }
+      int64_t st = dm.value, lo, hi;
+      for (int j = 0; j < nh; j++)
+        if (hs[j] == dm.sym) st = dm.value * hstep[j];
+      hi = dim_max(c, dm) / st * st;
+      if (hi < st) hi = st;
+      lo = dm.value * dml_ir_symbol_min(m, dm.sym);
+      lo = (lo + st - 1) / st * st;
+      if (st > 1)
+        k += (size_t)snprintf(buf + k, cap - k, "%s[%lld:%lld:%lld]", x, (long long)lo,
+                              (long long)hi, (long long)st);
+      else
+        k += (size_t)snprintf(buf + k, cap - k, "%s[%lld:%lld]", x, (long long)lo,
+                              (long long)hi);
+    }
+    shown = 1;
+  }
+  if (k < cap && shown)
+    snprintf(buf + k, cap - k,
+             " ([MIN:MAX:STEP] keeps a dim symbolic, a multiple of STEP; docs/cli.md)");
+  else if (cap)
+    snprintf(buf, cap,
+             "; an input dim declared a multiple of what the division needs may make it "
+             "one: dmlc compile --input-shape NAME=...[MIN:MAX:STEP] (docs/cli.md)");
+}
+
 static dml_status_t infer_reshape(ictx_t *c) {
   const dml_type_t *x = in_t(c, 0);
   elems_t e;
@@ -2328,12 +2444,14 @@ static dml_status_t infer_reshape(ictx_t *c) {
         DML_RETURN_IF_ERROR(set_out_dyn(c, 0, o, dyn, b));
         return pass_sym(c, 0);
       }
+      char hb[512];
+      reshape_hint(c, &total, &known, hb, sizeof hb);
       return fail(c, UNIMPL,
                   "Reshape of %s into %s: the -1 dim would be (%s)/(%s), which a dim "
-                  "(value*symbol) cannot express",
+                  "(value*symbol) cannot express%s",
                   TS(x, tb), elems_str(c, &e, eb, sizeof(eb)),
                   mono_str(c, &total, m1, sizeof(m1)),
-                  mono_str(c, &known, m2, sizeof(m2)));
+                  mono_str(c, &known, m2, sizeof(m2)), hb);
     }
   } else if (!mono_expand(c->m, &total) || !mono_expand(c->m, &known) ||
              !mono_equal(total, known)) {

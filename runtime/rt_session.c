@@ -800,15 +800,22 @@ static dml_status_t check_input(const dml_rt_session_t *s, uint32_t k,
     if (x < 0 || x % dim->value != 0)
       return dml_status_make(
           DML_STATUS_INVALID_ARGUMENT, "rt.session",
-          "input '%s': shape %s, expected %s (dim %d must be a multiple of "
-          "%" PRId64 ")",
-          v->name, got, want, (int)d, dim->value);
+          "input '%s': dim %d is %" PRId64 ", not a multiple of %" PRId64
+          " (the dim is %" PRId64 "*%s; shape %s, expected %s)",
+          v->name, (int)d, x, dim->value, dim->value, sy->name, got, want);
     int64_t sv = x / dim->value;
     if (sv < (s->captures ? 0 : 1))
       return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
                              "input '%s': %s %" PRId64
                              " is below 1 (shape %s, expected %s)",
                              v->name, sy->name, sv, got, want);
+    if (sv > sy->bound && dim->value > 1)
+      return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.session",
+                             "input '%s': %s %" PRId64
+                             " exceeds the compiled bound %" PRId64 " (dim %d is %" PRId64
+                             " = %" PRId64 "*%s, at most %" PRId64 "); %s",
+                             v->name, sy->name, sv, sy->bound, (int)d, x, dim->value,
+                             sy->name, dim->value * sy->bound, hint(sy->name));
     if (sv > sy->bound)
       return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.session",
                              "input '%s': %s %" PRId64

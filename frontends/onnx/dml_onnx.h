@@ -155,8 +155,16 @@ typedef struct dml_onnx_import_options {
   /* Per-symbol bounds (dmlc compile --dim-bound H=1280,W=1280): the symbol
    * of each named dim_param (or unnamed dim "<input>_dim<k>") gets that
    * bound instead of batch_bound; `input_shapes` ranges take precedence.
+   * A dim_param `K*name` or `name*K` (K a positive integer, name an
+   * identifier, spaces allowed; PyTorch's dynamo exporter writes "2*h") is
+   * the dim K * symbol `name`: bounded by an entry `name`, or by an entry
+   * spelled as the dim_param (spaces aside) whose bound B gives name <=
+   * floor(B / K), else by batch_bound / K (at least 1); a symbol that
+   * several dims share keeps the smallest bound they give. Other
+   * expressions (h+1, floor(h/2)) are one opaque symbol of that name.
    * INVALID_ARGUMENT for a name no graph input's dims use (listing those
-   * that exist), a bound < 1 or a name given twice. */
+   * that exist), a bound < 1, a name given twice, both spellings of one
+   * K*name dim bounded, or a K*name bound below K. */
   const struct dml_onnx_dim_bound *dim_bounds;
   size_t n_dim_bounds;
   /* Graph inputs to specialize: each named (non-initializer) graph input
@@ -231,7 +239,11 @@ typedef struct dml_onnx_input_shape {
  * promised minimum `min` (0: 1); `step` > 1 makes it a multiple of step:
  * the dim is step * S for a fresh symbol S "<sym>/<step>" of bound
  * max/step (an FPN's H, a multiple of 32, keeps H/8 and 2 * H/16 equal).
- * An `input_shapes` value for that dim is ignored. */
+ * On a dim declared K * h (dim_param "2*h"), min/max/step are the dim's:
+ * step must be a multiple of K (0 or 1: K, max then rounded down to a
+ * multiple of K) and the dim is step * "h/<step/K>" (h itself when step is
+ * K); INVALID_ARGUMENT otherwise. An `input_shapes` value for that dim is
+ * ignored. */
 typedef struct dml_onnx_dim_range {
   const char *input;
   int32_t dim;

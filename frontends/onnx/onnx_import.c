@@ -7,6 +7,7 @@
  * computed here (ONNX requires sorted graphs; exporters do not always
  * comply).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -929,6 +930,131 @@ static int64_t named_bound(const dml_onnx_import_options_t *opts, const char *na
   return dflt;
 }
 
+/* A dim_param of the form `K*name` or `name*K` (K a positive decimal
+ * integer up to 2^31, name an identifier [A-Za-z_][A-Za-z0-9_]*, spaces
+ * around either allowed), as PyTorch's dynamo exporter writes a dim it
+ * knows to be a multiple of K ("2*h" for the H of pixel_unshuffle(x, 2)):
+ * sets *k and copies the name into `name` (cap bytes) and returns 1; 0 for
+ * any other spelling (h+1, floor(h/2), 2*h*w, ...), which stays one opaque
+ * symbol named by the whole spelling. */
+static int scaled_dim_param(const char *s, int64_t *k, char *name, size_t cap) {
+  const char *star = strchr(s, '*');
+  if (!star || strchr(star + 1, '*')) return 0;
+  const char *part[2][2] = {{s, star}, {star + 1, s + strlen(s)}};
+  int num = -1;
+  int64_t kv = 0;
+  for (int i = 0; i < 2; i++) { /* trim spaces */
+    while (part[i][0] < part[i][1] && isspace((unsigned char)*part[i][0])) part[i][0]++;
+    while (part[i][1] > part[i][0] && isspace((unsigned char)part[i][1][-1]))
+      part[i][1]--;
+    if (part[i][0] == part[i][1]) return 0;
+  }
+  for (int i = 0; i < 2 && num < 0; i++) {
+    const char *p = part[i][0];
+    int64_t v = 0;
+    for (; p < part[i][1] && *p >= '0' && *p <= '9' && v <= (INT64_C(1) << 31); p++)
+      v = v * 10 + (*p - '0');
+    if (p == part[i][1]) num = i, kv = v;
+  }
+  if (num < 0 || kv < 1 || kv > (INT64_C(1) << 31)) return 0;
+  const char *a = part[1 - num][0], *e = part[1 - num][1];
+  if (!(isalpha((unsigned char)*a) || *a == '_') || (size_t)(e - a) >= cap) return 0;
+  for (const char *p = a; p < e; p++)
+    if (!(isalnum((unsigned char)*p) || *p == '_')) return 0;
+  memcpy(name, a, (size_t)(e - a));
+  name[e - a] = 0;
+  *k = kv;
+  return 1;
+}
+
+/* Whether `a` and `b` are equal once their spaces are dropped. */
+static int same_spelling(const char *a, const char *b) {
+  for (;;) {
+    while (isspace((unsigned char)*a)) a++;
+    while (isspace((unsigned char)*b)) b++;
+    if (*a != *b) return 0;
+    if (!*a) return 1;
+    a++, b++;
+  }
+}
+
+/* The --dim-bound entry whose name is `dim_param` spelled as in the model
+ * (spaces aside), or NULL. */
+static const dml_onnx_dim_bound_t *bound_by_spelling(
+    const dml_onnx_import_options_t *opts, const char *dim_param) {
+  for (size_t i = 0; opts && i < opts->n_dim_bounds; i++)
+    if (opts->dim_bounds[i].name && same_spelling(opts->dim_bounds[i].name, dim_param))
+      return &opts->dim_bounds[i];
+  return NULL;
+}
+
+/* Whether some tensor graph input of `g` has the dim_param `spelling` of
+ * the form K*name (scaled_dim_param). */
+static int has_scaled_spelling(const Onnx__GraphProto *g, const char *spelling) {
+  for (size_t i = 0; g && i < g->n_input; i++) {
+    const Onnx__TypeProto *tp = g->input[i]->type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+        !tp->tensor_type || !tp->tensor_type->shape)
+      continue;
+    const Onnx__TensorShapeProto *sh = tp->tensor_type->shape;
+    for (size_t k = 0; k < sh->n_dim; k++) {
+      const Onnx__TensorShapeProto__Dimension *d = sh->dim[k];
+      char nm[128];
+      int64_t kk = 0;
+      if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+          !is_empty(d->dim_param) && same_spelling(d->dim_param, spelling) &&
+          scaled_dim_param(d->dim_param, &kk, nm, sizeof nm))
+        return 1;
+    }
+  }
+  return 0;
+}
+
+/* Adds (or finds) the symbol of an input dim with bound `b`; a symbol that
+ * two dims share keeps the smaller bound either gives (h and 2*h: each dim
+ * within its own bound). */
+static dml_status_t input_symbol(onnx_ctx_t *ctx, const char *name, int64_t b,
+                                 int32_t *sym) {
+  DML_RETURN_IF_ERROR(dml_ir_module_add_symbol(ctx->m, name, b, sym));
+  if (ctx->m->symbols[*sym].bound > b) ctx->m->symbols[*sym].bound = b;
+  return DML_OK;
+}
+
+/* The dim K * symbol(name) of graph input `in`'s dim `k`, whose dim_param
+ * `spelling` is K*name (scaled_dim_param). Its bound: --dim-bound name=B,
+ * else --dim-bound <spelling>=B as floor(B / K) (the dim at most B), else
+ * the default bound `dflt` divided by K (at least 1). INVALID_ARGUMENT when
+ * both spellings are bounded or the spelling's bound is below K. */
+static dml_status_t scaled_input_dim(onnx_ctx_t *ctx, const char *in, size_t k,
+                                     const char *spelling, int64_t K, const char *name,
+                                     int64_t dflt, const dml_onnx_import_options_t *opts,
+                                     dml_dim_t *out) {
+  const dml_onnx_dim_bound_t *bs = bound_by_spelling(opts, spelling);
+  int64_t bn = named_bound(opts, name, -1), b = dflt / K;
+  if (bs && bn > 0 && K > 1)
+    return invalid(
+        "input '%s': dim %zu is %s; its bound is given twice (--dim-bound %s=%lld and "
+        "%s=%lld); give one",
+        in, k, spelling, name, (long long)bn, bs->name, (long long)bs->bound);
+  if (bs && bs->bound < K)
+    return invalid(
+        "input '%s': dim %zu is %s, a multiple of %lld; the bound %s=%lld is below %lld "
+        "(it bounds %s by %s/%lld, rounded down)",
+        in, k, spelling, (long long)K, bs->name, (long long)bs->bound, (long long)K, name,
+        bs->name, (long long)K);
+  if (bn > 0) {
+    b = bn;
+  } else if (bs) {
+    b = bs->bound / K;
+  }
+  if (b < 1) b = 1;
+  int32_t sym = -1;
+  DML_RETURN_IF_ERROR(input_symbol(ctx, name, b, &sym));
+  out->value = K;
+  out->sym = sym;
+  return DML_OK;
+}
+
 /* Every opts->dim_bounds entry names a symbol of the imported inputs, once,
  * with a bound >= 1. */
 static dml_status_t check_dim_bounds(const onnx_ctx_t *ctx,
@@ -950,14 +1076,17 @@ static dml_status_t check_dim_bounds(const onnx_ctx_t *ctx,
       if (opts->dim_bounds[j].name && strcmp(opts->dim_bounds[j].name, d->name) == 0)
         return invalid("the bound of symbolic dim '%s' is given twice", d->name);
     if (dml_ir_module_find_symbol(ctx->m, d->name) >= 0) continue;
+    if (has_scaled_spelling(ctx->model ? ctx->model->graph : NULL, d->name)) continue;
     char list[512];
     size_t k = 0;
     list[0] = 0;
     for (uint32_t j = 0; j < ctx->m->n_symbols && k < sizeof list; j++)
       k += (size_t)snprintf(list + k, sizeof list - k, "%s'%s'", j ? ", " : "",
                             ctx->m->symbols[j].name);
-    return invalid("no graph input has a symbolic dim named '%s' (symbolic dims: %s)",
-                   d->name, k ? list : "none");
+    return invalid(
+        "no graph input has a symbolic dim named '%s' (symbolic dims: %s; a dim_param "
+        "K*name is bounded by name or by its own spelling)",
+        d->name, k ? list : "none");
   }
   return DML_OK;
 }
@@ -976,11 +1105,25 @@ static dml_status_t apply_ranges(onnx_ctx_t *ctx, const char *name,
       return invalid("input '%s': a range for dim %d, but its rank is %d", name, (int)k,
                      (int)type->rank);
     int32_t sym = k < decl->rank ? decl->dims[k].sym : -1;
-    if (k < decl->rank && (sym < 0 || decl->dims[k].value != 1))
+    if (k < decl->rank && sym < 0)
       return invalid(
           "input '%s': dim %d is declared static (%lld); a range [%lld:%lld] "
           "needs a symbolic dim",
           name, (int)k, (long long)decl->dims[k].value, (long long)lo, (long long)hi);
+    /* A dim declared K*h (dim_param "2*h"): the range is the dim's, its step
+     * a multiple of K (K when not given); the dim stays step * a symbol. */
+    int64_t kd = k < decl->rank ? decl->dims[k].value : 1;
+    if (kd > 1 && r->step <= 1) {
+      step = kd;
+      hi -= hi % kd;
+    } else if (kd > 1 && step % kd != 0) {
+      return invalid(
+          "input '%s': dim %d is declared %lld*%s, a multiple of %lld; the step %lld of "
+          "the range [%lld:%lld:%lld] must be a multiple of %lld too",
+          name, (int)k, (long long)kd, ctx->m->symbols[sym].name, (long long)kd,
+          (long long)step, (long long)lo, (long long)r->max, (long long)step,
+          (long long)kd);
+    }
     if (hi < 1 || lo > hi || hi % step != 0)
       return invalid(
           "input '%s': dim %d has the range [%lld:%lld:%lld] (needs 1 <= min "
@@ -993,12 +1136,14 @@ static dml_status_t apply_ranges(onnx_ctx_t *ctx, const char *name,
       free(nm);
       DML_RETURN_IF_ERROR(st);
     }
-    if (step > 1) { /* a multiple of step: step * "<sym>/<step>" */
-      char *nm = str_printf("%s/%lld", ctx->m->symbols[sym].name, (long long)step);
+    if (step > kd) { /* a multiple of step: step * "<sym>/<step/kd>" */
+      char *nm = str_printf("%s/%lld", ctx->m->symbols[sym].name, (long long)(step / kd));
       if (!nm) return oom();
       dml_status_t st = dml_ir_module_add_symbol(ctx->m, nm, hi / step, &sym);
       free(nm);
       DML_RETURN_IF_ERROR(st);
+    }
+    if (step > 1) {
       hi /= step;
       lo = (lo + step - 1) / step;
     }
@@ -1223,15 +1368,24 @@ static dml_status_t import_inputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
           continue;
         }
         int32_t sym = -1;
+        char base[128];
+        int64_t kk = 0;
         if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
-            !is_empty(d->dim_param)) {
-          DML_RETURN_IF_ERROR(dml_ir_module_add_symbol(
-              ctx->m, d->dim_param, named_bound(opts, d->dim_param, bound), &sym));
+            !is_empty(d->dim_param) &&
+            scaled_dim_param(d->dim_param, &kk, base, sizeof base)) {
+          /* "2*h": the dim 2 * h, so that (2*h)/2 is h */
+          DML_RETURN_IF_ERROR(scaled_input_dim(ctx, vi->name, k, d->dim_param, kk, base,
+                                               bound, opts, &type.dims[k]));
+          continue;
+        } else if (d->value_case ==
+                       ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                   !is_empty(d->dim_param)) {
+          DML_RETURN_IF_ERROR(input_symbol(ctx, d->dim_param,
+                                           named_bound(opts, d->dim_param, bound), &sym));
         } else {
           char *name = str_printf("%s_dim%zu", vi->name, k);
           if (!name) return oom();
-          dml_status_t st = dml_ir_module_add_symbol(
-              ctx->m, name, named_bound(opts, name, bound), &sym);
+          dml_status_t st = input_symbol(ctx, name, named_bound(opts, name, bound), &sym);
           free(name);
           DML_RETURN_IF_ERROR(st);
         }

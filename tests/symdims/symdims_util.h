@@ -2,7 +2,7 @@
  * symdims_util.h — helpers of the symbolic-dims tests (test_symdims.c on the
  * CPU, test_symdims_gpu.c on Vulkan and CUDA): compile a fixture of
  * tests/symdims with per-symbol bounds, run a saved case and compare with
- * onnxruntime's output within 1e-4 * max(1, |ref|).
+ * onnxruntime's output within 1e-4 * max(1, |ref|) (or a tolerance given).
  */
 #ifndef SYMDIMS_UTIL_H_
 #define SYMDIMS_UTIL_H_
@@ -83,9 +83,11 @@ static inline dml_rt_model_t *compile(const char *model, const dml_onnx_dim_boun
 
 /* Runs case `tag` of `model` on session `s` (input <model>.<tag>.x.npy)
  * and compares its outputs with the saved onnxruntime ones: `n_out`
- * outputs <model>.<tag>.y.npy (n_out 1) or .y1.npy, .y2.npy, ... */
-static inline void check_case_n(dml_rt_session_t *s, const char *model, const char *tag,
-                                int n_out) {
+ * outputs <model>.<tag>.y.npy (n_out 1) or .y1.npy, .y2.npy, ...; each
+ * element within `atol` + `rtol` * |ref| when atol > 0, else within 1e-4 *
+ * max(1, |ref|). */
+static inline void check_case_tol(dml_rt_session_t *s, const char *model, const char *tag,
+                                  int n_out, double atol, double rtol) {
   char path[1400], file[256];
   dml_tensor_t x;
   void *xb = NULL;
@@ -117,8 +119,8 @@ static inline void check_case_n(dml_rt_session_t *s, const char *model, const ch
     double worst = 0;
     for (int64_t i = 0; i < n; i++) {
       double g = ((const float *)got.data)[i], w = ((const float *)want.data)[i];
-      double err = fabs(g - w) / fmax(1.0, fabs(w));
-      if (!(err <= 1e-4)) bad++;
+      double err = atol > 0 ? fabs(g - w) : fabs(g - w) / fmax(1.0, fabs(w));
+      if (!(atol > 0 ? err <= atol + rtol * fabs(w) : err <= 1e-4)) bad++;
       if (err > worst || err != err) worst = err;
     }
     if (bad)
@@ -127,6 +129,12 @@ static inline void check_case_n(dml_rt_session_t *s, const char *model, const ch
     CHECK(bad == 0);
     free(wb);
   }
+}
+
+/* check_case_tol within 1e-4 * max(1, |ref|). */
+static inline void check_case_n(dml_rt_session_t *s, const char *model, const char *tag,
+                                int n_out) {
+  check_case_tol(s, model, tag, n_out, 0, 0);
 }
 
 static inline void check_case(dml_rt_session_t *s, const char *model, const char *tag) {

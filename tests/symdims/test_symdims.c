@@ -108,7 +108,7 @@ static void test_fpn(void) {
     float *z = NULL;
     int64_t odd[4] = {1, 3, 20, 20}; /* not a multiple of 8 */
     CHECK_ERROR(set_zeros(s, 4, odd, &z), DML_STATUS_INVALID_ARGUMENT,
-                "dim 2 must be a multiple of 8");
+                "dim 2 is 20, not a multiple of 8");
     free(z);
   }
   dml_rt_session_release(s);

@@ -8,9 +8,10 @@
  * scaled; the window kernels read H, W and the derived output sizes from
  * the run-time symbol values (push constants). Attention over a symbolic
  * sequence (attn: [N,2,S,S] scores, one symbol in two dims; Softmax along
- * S; MatMul with K = S) runs at S = 1, 7 and 33. CUDA: the same packages compile
- * (clang-16 to PTX; no device here). Skips (77) without a Vulkan device
- * after the CUDA part.
+ * S; MatMul with K = S) runs at S = 1, 7 and 33. A dim_param "2*h"
+ * (pixel_unshuffle as torch exports it) runs at two sizes. CUDA: the same packages
+ * compile (clang-16 to PTX; no device here). Skips (77) without a Vulkan device after the
+ * CUDA part.
  */
 #include "dml_codegen.h"
 #include "gpu_test_util.h"
@@ -97,6 +98,41 @@ static void test_vulkan_attention(void) {
   dml_rt_model_release(m);
 }
 
+/* A dim_param "2*h" (pixel_unshuffle as torch exports it): the dim 2 * h,
+ * bounded by --dim-bound 2*h=64, at two sizes within 1e-5 absolute + 1e-5
+ * relative of onnxruntime; an odd H and one over the bound are errors. */
+static void test_vulkan_symexpr(void) {
+  dml_onnx_dim_bound_t b[] = {{"batch", 4}, {"2*h", 64}, {"2*w", 64}};
+  dml_rt_model_t *m = compile("pixel_unshuffle", b, 3, "vulkan");
+  dml_rt_session_t *s = NULL;
+  if (m) CHECK_OK(dml_rt_session_create(m, "vulkan", &s));
+  if (s) {
+    check_case_tol(s, "pixel_unshuffle", "b", 1, 1e-5, 1e-5);
+    check_case_tol(s, "pixel_unshuffle", "a", 1, 1e-5, 1e-5);
+    float *z = NULL;
+    int64_t odd[4] = {1, 3, 63, 64};
+    CHECK_ERROR(set_zeros(s, 4, odd, &z), DML_STATUS_INVALID_ARGUMENT,
+                "dim 2 is 63, not a multiple of 2");
+    free(z);
+    int64_t big[4] = {1, 3, 66, 64};
+    CHECK_ERROR(set_zeros(s, 4, big, &z), DML_STATUS_OUT_OF_RANGE,
+                "h 33 exceeds the compiled bound 32");
+    free(z);
+  }
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+  dml_onnx_dim_range_t r[] = {{"x", 0, 2, 64, 2}};
+  m = compile_r("reshape_pairs", NULL, 0, r, 1, "vulkan");
+  s = NULL;
+  if (m) CHECK_OK(dml_rt_session_create(m, "vulkan", &s));
+  if (s) {
+    check_case_tol(s, "reshape_pairs", "a", 1, 1e-30, 0);
+    check_case_tol(s, "reshape_pairs", "b", 1, 1e-30, 0);
+  }
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+}
+
 static void test_cuda_compiles(void) {
   dml_onnx_dim_bound_t b[] = {{"N", 4}, {"H", 64}, {"W", 64}};
   CHECK_OK(compile_status("fcn_pool", b, 3, "cuda"));
@@ -106,6 +142,8 @@ static void test_cuda_compiles(void) {
   CHECK_OK(compile_status("audio", ba, 2, "cuda"));
   dml_onnx_dim_bound_t bt[] = {{"N", 2}, {"S", 40}};
   CHECK_OK(compile_status("attn", bt, 2, "cuda,metal"));
+  dml_onnx_dim_bound_t bp[] = {{"batch", 4}, {"2*h", 64}, {"2*w", 64}};
+  CHECK_OK(compile_status("pixel_unshuffle", bp, 3, "cuda,metal"));
 }
 
 int main(void) {
@@ -119,5 +157,6 @@ int main(void) {
   RUN(test_vulkan_fcn);
   RUN(test_vulkan_audio);
   RUN(test_vulkan_attention);
+  RUN(test_vulkan_symexpr);
   return dml_test_finish();
 }
