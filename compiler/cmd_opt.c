@@ -19,6 +19,18 @@
 
 #define OPT_DEFAULT_ELIDE 16
 
+/* 1 when the comma-separated `list` holds the name s[0..len) (no
+ * spaces: --print-ir-after and --pass-pipeline are written without). */
+static int list_has(const char *list, const char *s, size_t len) {
+  for (const char *p = list; p && *p;) {
+    const char *e = strchr(p, ',');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    if (n == len && !memcmp(p, s, len)) return 1;
+    p = e ? e + 1 : NULL;
+  }
+  return 0;
+}
+
 static void opt_usage(FILE *f) {
   fprintf(
       f,
@@ -217,6 +229,22 @@ int dmlc_cmd_opt(int argc, char **argv) {
                             out_path, path);
   if (!pipeline) pipeline = ends_with(path, ".onnx") ? "shape-infer" : "";
   if (!strcmp(pipeline, "default")) pipeline = dml_pass_default_pipeline();
+  /* --print-ir-after=NAME of a pass the pipeline does not run would print
+   * nothing and exit 0: refuse it (an unknown name is left to the pass
+   * manager's error, which lists the passes). */
+  for (const char *p = po.print_ir_after; p && *p;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), p);
+    if (len && len < 63 && dml_pass_find(name) && !list_has(pipeline, p, len))
+      return dmlc_usage_error("opt",
+                              "--print-ir-after=%.*s: pass '%.*s' is not in the pipeline "
+                              "'%s' (add it with --pass-pipeline, e.g. "
+                              "--pass-pipeline=default)",
+                              (int)len, p, (int)len, p, pipeline);
+    p = e ? e + 1 : NULL;
+  }
 
   po.dump = stderr;
   po.dump_elide_elements_over = no_elide ? 0 : OPT_DEFAULT_ELIDE;

@@ -243,6 +243,9 @@ expect_err out-devnull "'/dev/null' is a character device: dmlc replaces only re
 mkdir -p "$WORK/npyout" && ln -sfn /dev/null "$WORK/npyout/a_b.npy"
 expect_err out-npy-symlink "a_b.npy' is a symbolic link" "$DMLC" run "$WORK/odd.dmlpkg" --input "$FX/x_f32.npy" --output-dir "$WORK/npyout"
 expect_err opt-out-symlink "is a symbolic link" "$DMLC" opt "$M" -o "$WORK/link.dmlpkg"
+# --print-ir-after of a pass the pipeline does not run: an error, not an
+# empty dump with status 0 (a new user's review, stop 23)
+expect_err opt-dump-absent "pass 'fuse' is not in the pipeline 'shape-infer'" "$DMLC" opt "$M" --print-ir-after=fuse
 # The output is the model by another spelling (./m.onnx): refused, model kept.
 cp "$M" "$WORK/m.onnx"
 DMLC_ABS=$(cd "$(dirname "$DMLC")" && pwd)/$(basename "$DMLC")
