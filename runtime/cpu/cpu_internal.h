@@ -148,6 +148,11 @@ int dml_cpu_sgemm_isa(void);
  * off (0) always the per-plane strip kernel (the same bits). Returns the
  * previous setting. */
 int dml_cpu_dw_flat_set(int on);
+/* Tests only (not thread-safe): on (1, the default) an f32 LSTM with the
+ * default activations runs each step's gate math through
+ * dml_cpu_lstm_cell_f32, off (0) through the per-gate loops (the same
+ * bits). Returns the previous setting. cpu_rnn.c. */
+int dml_cpu_rnn_fused_set(int on);
 /* Floats of a packed op(A) [M,K] / op(B) [K,N], and the packing. */
 size_t dml_cpu_sgemm_packed_a_floats(int64_t M, int64_t K);
 void dml_cpu_sgemm_pack_a(int trans_a, int64_t M, int64_t K, const float *A, int64_t lda,
@@ -253,6 +258,19 @@ void dml_cpu_vexp_sub_f32(const float *x, float m, float *y, int64_t n);
  * x. The f32 Erf of the formula table. */
 void dml_cpu_verf_f32(const float *x, float *y, int64_t n);
 void dml_cpu_vtanh_f32(float *x, int64_t n);
+/* One batch row of one LSTM step with the default activations (f =
+ * sigmoid, g = h = tanh) and input_forget 0, in 16-lane vectors: xr [4H]
+ * the row's input projection with its biases and g [4H] its H_{t-1} R^T
+ * (gate order i, o, f, c), P [3H] the peepholes (Pi, Po, Pf) or NULL, clip
+ * the cell clip (<= 0: none), c [H] the cell state C_{t-1} in and C_t out,
+ * h [H] H_t out (also o in between; h may not overlap xr, g or c). A first
+ * pass makes i, f, o (its four exps interleaved, three with peepholes) and
+ * C_t, a second H_t = o tanh(C_t) four vectors at a time. The same
+ * operations per value in the same order, with the sigmoid and tanh of
+ * dml_cpu_vsigmoid_f32 / dml_cpu_vtanh_f32, as cpu_rnn.c's per-gate loops,
+ * so the same bits; nothing is written to xr or g. H >= 0, any value. */
+void dml_cpu_lstm_cell_f32(const float *xr, const float *g, const float *P, float clip,
+                           float *c, float *h, int64_t H);
 /* The largest of the n >= 1 f32 values at x as the scan m = x[0];
  * m = x[i] > m ? x[i] : m finds it (NaN only when x[0] is NaN), vectorized;
  * the sign of a zero maximum may differ from the scan's when +0 and -0 both

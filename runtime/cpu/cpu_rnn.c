@@ -509,6 +509,14 @@ static inline float clipf(float clip, float v) {
   return v;
 }
 
+static int g_rnn_fused = 1;
+
+int dml_cpu_rnn_fused_set(int on) {
+  int prev = g_rnn_fused;
+  g_rnn_fused = on != 0;
+  return prev;
+}
+
 /* Direction d (reverse when rev) of an f32 call, with the buffers of plan p
  * at base (64-byte aligned). */
 static void rnn_dir_f32(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
@@ -547,19 +555,38 @@ static void rnn_dir_f32(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
   const act_t *f = &r->acts[d * r->n_acts];
   const act_t *ga = r->n_acts > 1 ? &r->acts[d * r->n_acts + 1] : f;
   const act_t *ha = r->n_acts > 2 ? &r->acts[d * r->n_acts + 2] : f;
+  /* The LSTM's gate math in one vector pass (cpu_vmath.c) where the
+   * activations are the defaults. */
+  const int lstm_fused = g_rnn_fused && r->kind == K_LSTM && !r->input_forget &&
+                         f->kind == A_SIGMOID && ga->kind == A_TANH && ha->kind == A_TANH;
 #define SIDX(b) (r->layout ? ((b)*ND + d) * H : (d * B + (b)) * H)
 #define XROW(t, b) (r->layout ? (b)*S + (t) : (t)*B + (b))
 #define YROW(t, b) \
   (r->layout ? (((b)*S + (t)) * ND + d) * H : (((t)*ND + d) * B + (b)) * H)
 
-  /* Input projection of every step, with the biases that add outside the
-   * recurrence (all but GRU's Rb_h under linear_before_reset). */
-  dml_cpu_sgemm_pre(0, 1, S * B, GH, I, 1.0f, X, I, W, I, 0.0f, xw, GH, NULL, wp, gs,
-                    p->gs_bytes);
-  if (Wb) {
+  /* Input projection, with the biases that add outside the recurrence (all
+   * but GRU's Rb_h under linear_before_reset): of every step at once, or,
+   * where every batch row is at the same time step (no sequence_lens) and
+   * the whole product would run on one thread, kc steps (kc x B >= 32
+   * rows, X's rows of consecutive steps being contiguous when kc > 1)
+   * before their first step into the first kc x B x GH floats of xw, so
+   * the gate math reads them from cache instead of from a seq x batch x GH
+   * buffer written long before (the GEMM gives each element the same
+   * roundings whatever M: the same bits). At batch 1 one product of all
+   * steps was faster than 32 of one row. */
+  if (Wb)
     for (int64_t k = 0; k < GH; k++)
       bias[k] = Wb[k] + (r->kind == K_GRU && r->lbr && k >= 2 * H ? 0.0f : Rb[k]);
-    for (int64_t m = 0; m < S * B; m++) {
+  const int64_t kc = B >= 32 ? 1 : S < (32 + B - 1) / B ? S : (32 + B - 1) / B;
+  const int per_step =
+      !sl && (kc == 1 || !r->layout) && kc < S &&
+      (dml_cpu_num_threads() == 1 ||
+       (double)S * (double)B * (double)GH * (double)I < DML_CPU_PARALLEL_MIN_MACS);
+  int64_t t0 = 0; /* the first time step in xw (per_step) */
+  if (!per_step) {
+    dml_cpu_sgemm_pre(0, 1, S * B, GH, I, 1.0f, X, I, W, I, 0.0f, xw, GH, NULL, wp, gs,
+                      p->gs_bytes);
+    for (int64_t m = 0; Wb && m < S * B; m++) {
       float *row = xw + m * GH;
       for (int64_t k = 0; k < GH; k++) row[k] += bias[k];
     }
@@ -585,6 +612,17 @@ static void rnn_dir_f32(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
   }
 
   for (int64_t step = 0; step < maxlen; step++) {
+    if (per_step && step % kc == 0) {
+      int64_t k = kc < S - step ? kc : S - step;
+      t0 = rev ? S - step - k : step;
+      dml_cpu_sgemm_pre(0, 1, k * B, GH, I, 1.0f, X + (r->layout ? t0 : t0 * B) * I,
+                        r->layout ? S * I : I, W, I, 0.0f, xw, GH, NULL, wp, gs,
+                        p->gs_bytes);
+      for (int64_t m = 0; Wb && m < k * B; m++) {
+        float *row = xw + m * GH;
+        for (int64_t k = 0; k < GH; k++) row[k] += bias[k];
+      }
+    }
     dml_cpu_sgemm_pre(0, 1, B, n0, H, 1.0f, h, H, R, H, 0.0f, hr, n0, NULL, rp0, gs,
                       p->gs_bytes);
     if (r->kind == K_GRU) {
@@ -597,7 +635,7 @@ static void rnn_dir_f32(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
           continue;
         }
         int64_t t = rev ? len - 1 - step : step;
-        const float *xr = xw + XROW(t, b) * GH;
+        const float *xr = xw + (per_step ? (t - t0) * B + b : XROW(t, b)) * GH;
         for (int64_t j = 0; j < 2 * H; j++) g[j] = clipf(clip, xr[j] + g[j]);
         act_vec(f, g, 2 * H);
         if (gru_lbr0)
@@ -611,7 +649,7 @@ static void rnn_dir_f32(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
       int64_t len = sl ? dml_load_i64(sl->dtype, sl->data, (size_t)b) : S;
       if (step >= len) continue;
       int64_t t = rev ? len - 1 - step : step;
-      const float *xr = xw + XROW(t, b) * GH;
+      const float *xr = xw + (per_step ? (t - t0) * B + b : XROW(t, b)) * GH;
       float *g = hr + b * n0, *hb = h + b * H, *cb = cs + b * H, *tmp = hh + b * H;
       if (r->kind == K_RNN) {
         for (int64_t j = 0; j < H; j++) g[j] = clipf(clip, xr[j] + g[j]);
@@ -629,6 +667,8 @@ static void rnn_dir_f32(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
         }
         act_vec(ga, tmp, H);
         for (int64_t j = 0; j < H; j++) hb[j] = (1.0f - z[j]) * tmp[j] + z[j] * hb[j];
+      } else if (lstm_fused) {
+        dml_cpu_lstm_cell_f32(xr, g, P, clip, cb, hb, H);
       } else {
         /* gate order i, o, f, c; peepholes P = [Pi, Po, Pf] */
         float *ig = g, *og = g + H, *fg = g + 2 * H, *cg = g + 3 * H;

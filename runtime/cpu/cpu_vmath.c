@@ -49,26 +49,65 @@ typedef uint32_t v16u __attribute__((vector_size(64))); /* wrapping bit arithmet
 #define DML_VMATH_CONTRACT
 #endif
 
-/* e^x lane-wise (see the header), x not NaN-checked: the caller blends;
- * 0 below -87.3. */
-#define VEXP(out, xin)                                                  \
-  do {                                                                  \
-    v16f x_ = (xin);                                                    \
-    v16i lo_ = x_<-87.3f, hi_ = x_> 88.3f;                              \
-    x_ = (v16f)(((v16i)x_ & ~lo_) | ((v16i)((v16f){0} - 87.3f) & lo_)); \
-    x_ = (v16f)(((v16i)x_ & ~hi_) | ((v16i)((v16f){0} + 88.3f) & hi_)); \
-    v16f t_ = x_ * 1.44269504088896341f + 12582912.0f;                  \
-    v16f n_ = t_ - 12582912.0f;                                         \
-    v16f r_ = x_ - n_ * 0.693359375f;                                   \
-    r_ = r_ - n_ * -2.12194440e-4f;                                     \
-    v16f p_ = r_ * 1.9875691500E-4f + 1.3981999507E-3f;                 \
-    p_ = p_ * r_ + 8.3334519073E-3f;                                    \
-    p_ = p_ * r_ + 4.1665795894E-2f;                                    \
-    p_ = p_ * r_ + 1.6666665459E-1f;                                    \
-    p_ = p_ * r_ + 5.0000001201E-1f;                                    \
-    p_ = p_ * (r_ * r_) + r_ + 1.0f;                                    \
-    v16i e_ = (v16i)((((v16u)t_ - 0x4B400000u) + 127u) << 23);          \
-    (out) = (v16f)((v16i)(p_ * (v16f)e_) & ~lo_);                       \
+/* Statement s for u_ = 0, 1, ... NU - 1 (NU a constant from 1 to 4), in
+ * that order; s indexes its arrays with [u_] and has no top-level comma. */
+#define EACH(NU, s)           \
+  do {                        \
+    {                         \
+      enum { u_ = 0 };        \
+      s;                      \
+    }                         \
+    if ((NU) > 1) {           \
+      enum { u_ = 1 % (NU) }; \
+      s;                      \
+    }                         \
+    if ((NU) > 2) {           \
+      enum { u_ = 2 % (NU) }; \
+      s;                      \
+    }                         \
+    if ((NU) > 3) {           \
+      enum { u_ = 3 % (NU) }; \
+      s;                      \
+    }                         \
+  } while (0)
+
+/* out[u] = e^xin[u] lane-wise (see the header) for NU independent vectors
+ * (arrays of v16f; out may be xin), each step of the formula for all NU
+ * before the next: the NU dependency chains (about 20 operations long)
+ * interleave in the instruction stream, which the out-of-order core did
+ * not do for chains written one after the other. x not NaN-checked: the
+ * caller blends; 0 below -87.3. */
+#define VEXP_N(NU, out, xin)                                                \
+  do {                                                                      \
+    v16f x_[NU], t_[NU], n_[NU], r_[NU], p_[NU];                            \
+    v16i lo_[NU], hi_[NU];                                                  \
+    EACH(NU, x_[u_] = (xin)[u_]);                                           \
+    EACH(NU, lo_[u_] = x_[u_] < -87.3f);                                    \
+    EACH(NU, hi_[u_] = x_[u_] > 88.3f);                                     \
+    EACH(NU, x_[u_] = (v16f)(((v16i)x_[u_] & ~lo_[u_]) |                    \
+                             ((v16i)((v16f){0} - 87.3f) & lo_[u_])));       \
+    EACH(NU, x_[u_] = (v16f)(((v16i)x_[u_] & ~hi_[u_]) |                    \
+                             ((v16i)((v16f){0} + 88.3f) & hi_[u_])));       \
+    EACH(NU, t_[u_] = x_[u_] * 1.44269504088896341f + 12582912.0f);         \
+    EACH(NU, n_[u_] = t_[u_] - 12582912.0f);                                \
+    EACH(NU, r_[u_] = x_[u_] - n_[u_] * 0.693359375f);                      \
+    EACH(NU, r_[u_] = r_[u_] - n_[u_] * -2.12194440e-4f);                   \
+    EACH(NU, p_[u_] = r_[u_] * 1.9875691500E-4f + 1.3981999507E-3f);        \
+    EACH(NU, p_[u_] = p_[u_] * r_[u_] + 8.3334519073E-3f);                  \
+    EACH(NU, p_[u_] = p_[u_] * r_[u_] + 4.1665795894E-2f);                  \
+    EACH(NU, p_[u_] = p_[u_] * r_[u_] + 1.6666665459E-1f);                  \
+    EACH(NU, p_[u_] = p_[u_] * r_[u_] + 5.0000001201E-1f);                  \
+    EACH(NU, p_[u_] = p_[u_] * (r_[u_] * r_[u_]) + r_[u_] + 1.0f);          \
+    EACH(NU, t_[u_] = (v16f)((((v16u)t_[u_] - 0x4B400000u) + 127u) << 23)); \
+    EACH(NU, (out)[u_] = (v16f)((v16i)(p_[u_] * t_[u_]) & ~lo_[u_]));       \
+  } while (0)
+
+/* out = e^xin lane-wise for one vector. */
+#define VEXP(out, xin)     \
+  do {                     \
+    v16f ve_[1] = {(xin)}; \
+    VEXP_N(1, ve_, ve_);   \
+    (out) = ve_[0];        \
   } while (0)
 
 static inline void vload(v16f *v, const float *p, int64_t n) {
@@ -229,36 +268,147 @@ DML_CPU_CLONES void dml_cpu_vscale_f32(float *x, float s, int64_t n) {
   for (int64_t i = 0; i < n; i++) x[i] *= s;
 }
 
+/* sigmoid(v) = 1 / (1 + e^-v) lane-wise (see the header) in two halves
+ * around the exp, so that several exps can run interleaved (VEXP_N):
+ * VSIG_ARG(v) is the exp's argument, VSIG_FIN(out, v, ex) the result from
+ * ex = e^VSIG_ARG(v); NaN lanes keep v. */
+#define VSIG_ARG(v) (-(v))
+#define VSIG_FIN(out, v, ex)                                    \
+  do {                                                          \
+    v16f sv_ = (v), ss_ = 1.0f / (1.0f + (ex));                 \
+    v16i snan_ = sv_ != sv_;                                    \
+    (out) = (v16f)(((v16i)ss_ & ~snan_) | ((v16i)sv_ & snan_)); \
+  } while (0)
+
+/* tanh(v) lane-wise (see the header): sign(v) (1 - e) / (1 + e), e =
+ * e^(-2|v|), for |v| >= 0.1, the Taylor polynomial below; NaN lanes keep
+ * v. VTANH_ARG(v) is the exp's argument, VTANH_FIN(out, v, ex) the result
+ * from ex = e^VTANH_ARG(v). */
+#define VTANH_SIGN ((v16i){0} + (int32_t)0x80000000u)
+#define VTANH_ARG(v) (-2.0f * (v16f)((v16i)(v) & ~VTANH_SIGN))
+#define VTANH_FIN(out, v, ex)                                            \
+  do {                                                                   \
+    v16f tv_ = (v), te_ = (ex);                                          \
+    v16f ta_ = (v16f)((v16i)tv_ & ~VTANH_SIGN);                          \
+    v16f big_ = (1.0f - te_) / (1.0f + te_);                             \
+    v16f a2_ = ta_ * ta_;                                                \
+    v16f sm_ = a2_ * (62.0f / 2835.0f) - 17.0f / 315.0f;                 \
+    sm_ = sm_ * a2_ + 2.0f / 15.0f;                                      \
+    sm_ = sm_ * a2_ - 1.0f / 3.0f;                                       \
+    sm_ = sm_ * (a2_ * ta_) + ta_;                                       \
+    v16i use_sm_ = ta_ < 0.1f;                                           \
+    v16f res_ = (v16f)(((v16i)sm_ & use_sm_) | ((v16i)big_ & ~use_sm_)); \
+    res_ = (v16f)((v16i)res_ | ((v16i)tv_ & VTANH_SIGN));                \
+    v16i tnan_ = tv_ != tv_;                                             \
+    (out) = (v16f)(((v16i)res_ & ~tnan_) | ((v16i)tv_ & tnan_));         \
+  } while (0)
+
 DML_CPU_CLONES void dml_cpu_vsigmoid_f32(float *x, int64_t n) {
   for (int64_t i = 0; i < n; i += VL) {
     v16f v, e;
     vload(&v, x + i, n - i);
-    VEXP(e, -v);
-    v16f s = 1.0f / (1.0f + e);
-    v16i nan = v != v;
-    s = (v16f)(((v16i)s & ~nan) | ((v16i)v & nan));
-    vstore(x + i, &s, n - i);
+    VEXP(e, VSIG_ARG(v));
+    VSIG_FIN(v, v, e);
+    vstore(x + i, &v, n - i);
   }
 }
 
 DML_CPU_CLONES void dml_cpu_vtanh_f32(float *x, int64_t n) {
-  const v16i sign = (v16i){0} + (int32_t)0x80000000u;
   for (int64_t i = 0; i < n; i += VL) {
     v16f v, e;
     vload(&v, x + i, n - i);
-    v16f a = (v16f)((v16i)v & ~sign);
-    VEXP(e, -2.0f * a);
-    v16f big = (1.0f - e) / (1.0f + e);
-    v16f a2 = a * a;
-    v16f small = a2 * (62.0f / 2835.0f) - 17.0f / 315.0f;
-    small = small * a2 + 2.0f / 15.0f;
-    small = small * a2 - 1.0f / 3.0f;
-    small = small * (a2 * a) + a;
-    v16i use_small = a < 0.1f;
-    v16f r = (v16f)(((v16i)small & use_small) | ((v16i)big & ~use_small));
-    r = (v16f)((v16i)r | ((v16i)v & sign));
-    v16i nan = v != v;
-    r = (v16f)(((v16i)r & ~nan) | ((v16i)v & nan));
-    vstore(x + i, &r, n - i);
+    VEXP(e, VTANH_ARG(v));
+    VTANH_FIN(v, v, e);
+    vstore(x + i, &v, n - i);
+  }
+}
+
+/* v clipped to [-clip, clip] lane-wise when clip > 0 (NaN stays NaN), as
+ * cpu_rnn.c's clipf. */
+static inline void vclip(v16f *v, float clip) {
+  if (clip > 0) {
+    v16f x = *v;
+    v16i lo = x<-clip, hi = x> clip;
+    x = (v16f)(((v16i)x & ~lo) | ((v16i)((v16f){0} - clip) & lo));
+    *v = (v16f)(((v16i)x & ~hi) | ((v16i)((v16f){0} + clip) & hi));
+  }
+}
+
+DML_CPU_CLONES void dml_cpu_lstm_cell_f32(const float *xr, const float *g, const float *P,
+                                          float clip, float *c, float *h, int64_t H) {
+  for (int64_t j = 0; j < H; j += VL) {
+    int64_t n = H - j;
+    v16f xi, xo, xf, xc, gi, go, gf, gc, cv, pi, po, pf, a[4], e[4];
+    vload(&xi, xr + j, n);
+    vload(&xo, xr + H + j, n);
+    vload(&xf, xr + 2 * H + j, n);
+    vload(&xc, xr + 3 * H + j, n);
+    vload(&gi, g + j, n);
+    vload(&go, g + H + j, n);
+    vload(&gf, g + 2 * H + j, n);
+    vload(&gc, g + 3 * H + j, n);
+    vload(&cv, c + j, n);
+    a[0] = xi + gi; /* i */
+    a[1] = xf + gf; /* f */
+    a[2] = xc + gc; /* the cell candidate */
+    if (P) {
+      vload(&pi, P + j, n);
+      vload(&pf, P + 2 * H + j, n);
+      a[0] = a[0] + pi * cv;
+      a[1] = a[1] + pf * cv;
+    }
+    a[3] = xo + go; /* o, before its peephole term */
+    vclip(&a[0], clip);
+    vclip(&a[1], clip);
+    vclip(&a[2], clip);
+    /* Without peepholes o does not wait for C_t: four exps interleaved. */
+    e[0] = VSIG_ARG(a[0]);
+    e[1] = VSIG_ARG(a[1]);
+    e[2] = VTANH_ARG(a[2]);
+    if (!P) {
+      vclip(&a[3], clip);
+      e[3] = VSIG_ARG(a[3]);
+      VEXP_N(4, e, e);
+    } else {
+      VEXP_N(3, e, e);
+    }
+    VSIG_FIN(a[0], a[0], e[0]);
+    VSIG_FIN(a[1], a[1], e[1]);
+    VTANH_FIN(a[2], a[2], e[2]);
+    cv = a[1] * cv + a[0] * a[2];
+    vstore(c + j, &cv, n);
+    if (P) {
+      vload(&po, P + H + j, n);
+      a[3] = a[3] + po * cv;
+      vclip(&a[3], clip);
+      VEXP(e[3], VSIG_ARG(a[3]));
+    }
+    VSIG_FIN(a[3], a[3], e[3]);
+    vstore(h + j, &a[3], n); /* o until the pass below */
+  }
+  /* H_t = o (.) tanh(C_t), four vectors' exps interleaved. */
+  int64_t j = 0;
+  for (; j + 4 * VL <= H; j += 4 * VL) {
+    v16f cv[4], o[4], e[4];
+    for (int u = 0; u < 4; u++) {
+      memcpy(&cv[u], c + j + u * VL, sizeof cv[u]);
+      memcpy(&o[u], h + j + u * VL, sizeof o[u]);
+      e[u] = VTANH_ARG(cv[u]);
+    }
+    VEXP_N(4, e, e);
+    for (int u = 0; u < 4; u++) {
+      VTANH_FIN(e[u], cv[u], e[u]);
+      e[u] = o[u] * e[u];
+      memcpy(h + j + u * VL, &e[u], sizeof e[u]);
+    }
+  }
+  for (; j < H; j += VL) {
+    v16f cv, o, e;
+    vload(&cv, c + j, H - j);
+    vload(&o, h + j, H - j);
+    VEXP(e, VTANH_ARG(cv));
+    VTANH_FIN(e, cv, e);
+    e = o * e;
+    vstore(h + j, &e, H - j);
   }
 }

@@ -528,10 +528,20 @@ static void rnn_pair(const rnn_case_t *k) {
         memset(fy[i], 0x7f, no[i] * sizeof(float));
       }
       CHECK_OK(run_op_packed(k->op, in, lstm ? 8 : 6, out, lstm ? 3 : 2, at, nat));
-      for (int i = 0; i < (lstm ? 3 : 2); i++) {
+      for (int i = 0; i < (lstm ? 3 : 2); i++)
         CHECK(memcmp(keep[i], fy[i], no[i] * sizeof(float)) == 0);
-        free(keep[i]);
+      if (lstm) {
+        /* The LSTM's one-pass cell (dml_cpu_lstm_cell_f32, on above) against
+         * the per-gate loops: the same bits, edge values, clip and
+         * peepholes included. */
+        int prev = dml_cpu_rnn_fused_set(0);
+        for (int i = 0; i < 3; i++) memset(fy[i], 0x7f, no[i] * sizeof(float));
+        CHECK_OK(run_op(k->op, in, 8, out, 3, at, nat));
+        dml_cpu_rnn_fused_set(prev);
+        for (int i = 0; i < 3; i++)
+          CHECK(memcmp(keep[i], fy[i], no[i] * sizeof(float)) == 0);
       }
+      for (int i = 0; i < (lstm ? 3 : 2); i++) free(keep[i]);
       if (!lstm) free(keep[2]);
     }
   }
@@ -578,6 +588,18 @@ static void test_rnn_fused_vs_f64(void) {
         n += 2;
       }
   CHECK(n == 216);
+  /* Batches of 32 and more without sequence_lens (above, layout 1 always
+   * has them): the input projection made one step at a time before it
+   * (from X's strided rows in layout 1), the LSTM cell's 4-vector pass. */
+  for (int o = 0; o < 3; o++)
+    for (int v = 0; v < 4; v++) {
+      rnn_case_t k = {
+          ops[o], 3, 32 + v, 7,      17 + 16 * v, dirs[v % 3], v != 1,
+          v & 1,  0, 0,      v != 0, v == 2,      0,           v == 3 ? 0.9 : 0};
+      rnn_pair(&k);
+      k.edges = 1;
+      rnn_pair(&k);
+    }
 }
 
 /* RNN with activations LeakyRelu(alpha) forward / ScaledTanh(alpha, beta)
