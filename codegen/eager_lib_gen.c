@@ -474,6 +474,15 @@ static dml_kstmt_t *stmt_set(dml_kpool_t *p, uint32_t reg, const dml_kval_t *v) 
   return s;
 }
 
+static dml_kstmt_t *stmt_let(dml_kpool_t *p, uint32_t reg, const dml_kval_t *v) {
+  dml_kstmt_t *s = dml_ks_new(p, DML_KS_LET);
+  if (s) {
+    s->reg = reg;
+    s->val = v;
+  }
+  return s;
+}
+
 /* if (lo <= lhs < hi) body (lo may be NULL) */
 static dml_kstmt_t *stmt_if(dml_kpool_t *p, const dml_kidx_t *lo, const dml_kidx_t *lhs,
                             const dml_kidx_t *hi, dml_kstmt_t *body) {
@@ -842,6 +851,178 @@ static dml_status_t emit_gather(gen_t *G) {
   return s;
 }
 
+/* ---- normalizations (dml_eager_lib.h DML_EAGER_NORM) ---- */
+
+/* A row of the normalization kernel: x's element j of the row at xb + j
+ * (u32 register), y's at yb + j; scale's at sb + j * S_JS, B's at bb + j *
+ * B_JS; registers mean (the mean of x - x0), inv, shift (x0). */
+typedef struct {
+  dml_kdtype_t kt; /* x's and y's */
+  const dml_kidx_t *xb, *yb, *sb, *bb;
+  uint32_t mean, inv, shift;
+} nrow_t;
+
+static const dml_kval_t *nrow_x(dml_kpool_t *p, const nrow_t *c, const dml_kidx_t *j) {
+  const dml_kval_t *v = dml_kv_load_t(p, DML_KBUF_WEIGHTS, c->kt, iadd(p, c->xb, j));
+  return c->kt == DML_KT_F32 ? v : dml_kv_cast(p, DML_KT_F32, v);
+}
+
+/* x - x0 (the shifted data), and its deviation from the mean */
+static const dml_kval_t *nrow_shifted(sched_t *s, const dml_kidx_t *j, void *ctx) {
+  const nrow_t *c = ctx;
+  return dml_kv_fn(s->pool, DML_KF_SUB, nrow_x(s->pool, c, j),
+                   dml_kv_reg(s->pool, c->shift));
+}
+static const dml_kval_t *nrow_dev(sched_t *s, const nrow_t *c, const dml_kidx_t *j) {
+  return dml_kv_fn(s->pool, DML_KF_SUB, nrow_shifted(s, j, (void *)c),
+                   dml_kv_reg(s->pool, c->mean));
+}
+static const dml_kval_t *nrow_sq(sched_t *s, const dml_kidx_t *j, void *ctx) {
+  const dml_kval_t *d = nrow_dev(s, ctx, j);
+  return dml_kv_fn(s->pool, DML_KF_MUL, d, d);
+}
+
+/* y[j] = dev(j) * inv * scale(j) (+ B(j) when HAS_B), rounded to y's dtype */
+static dml_kstmt_t *nrow_store(sched_t *s, const dml_kidx_t *j, void *ctx) {
+  const nrow_t *c = ctx;
+  dml_kpool_t *p = s->pool;
+  const dml_kval_t *sv =
+      dml_kv_load(p, DML_KBUF_IN2, iadd(p, c->sb, imul(p, j, sym(p, DML_EAGER_NM_S_JS))));
+  const dml_kval_t *bv =
+      dml_kv_load(p, DML_KBUF_IN3, iadd(p, c->bb, imul(p, j, sym(p, DML_EAGER_NM_B_JS))));
+  const dml_kval_t *inv = dml_kv_reg(p, c->inv);
+  const dml_kval_t *dev = nrow_dev(s, c, j);
+  /* B added only when HAS_B (a select: the load reads a bound buffer) */
+  const dml_kval_t *y =
+      dml_kv_select(p,
+                    dml_kv_fn(p, DML_KF_LT, dml_kv_const(p, 0.0f),
+                              dml_kv_idx(p, DML_KT_F32, sym(p, DML_EAGER_NM_HAS_B))),
+                    dml_ksched_norm_affine(p, dev, inv, sv, bv),
+                    dml_ksched_norm_affine(p, dev, inv, sv, NULL));
+  dml_kstmt_t *st = dml_ks_new(p, DML_KS_STORE);
+  if (st) {
+    st->buf = DML_KBUF_ARENA;
+    st->dtype = c->kt;
+    st->idx = iadd(p, c->yb, j);
+    st->val = c->kt == DML_KT_F32 ? y : dml_kv_cast(p, c->kt, y);
+  }
+  return st;
+}
+
+/* BatchNormalization's row: y[j] = dml_ksched_bn_value(x[j], the channel's
+ * scale, B, mean, var in registers 0 .. 3) */
+static dml_kstmt_t *nbn_store(sched_t *s, const dml_kidx_t *j, void *ctx) {
+  const nrow_t *c = ctx;
+  dml_kpool_t *p = s->pool;
+  const dml_kval_t *x[5] = {dml_kv_load_t(p, DML_KBUF_WEIGHTS, c->kt, iadd(p, c->xb, j)),
+                            dml_kv_reg(p, 0), dml_kv_reg(p, 1), dml_kv_reg(p, 2),
+                            dml_kv_reg(p, 3)};
+  dml_kstmt_t *st = dml_ks_new(p, DML_KS_STORE);
+  if (st) {
+    st->buf = DML_KBUF_ARENA;
+    st->dtype = c->kt;
+    st->idx = iadd(p, c->yb, j);
+    st->val = dml_ksched_bn_value(p, x, dml_kv_bits_f32(p, sym(p, DML_EAGER_NM_EPS)));
+  }
+  return st;
+}
+
+/* The normalization kernel of x's dtype (kernel dtype kt): `given` 0 the
+ * row statistics (LayerNormalization, InstanceNormalization), 1
+ * BatchNormalization's (dml_eager_lib.h DML_EAGER_NORM). One workgroup of
+ * DML_KROW_WG per row, the row loops and trees of schedule_rows.c. */
+static dml_status_t norm_kernel(dml_kpool_t *p, dml_kdtype_t kt, int given,
+                                dml_kernel_t *K) {
+  sched_t s; /* the row helpers read its pool only */
+  memset(&s, 0, sizeof s);
+  s.pool = p;
+  const int32_t vj = DML_KVAR_FIRST_LOOP, vt = DML_KVAR_FIRST_LOOP + 1;
+  const dml_kidx_t *L = sym(p, DML_EAGER_NM_LEN);
+  const dml_kidx_t *row = iadd(p, dml_ki_var(p, DML_KVAR_WG_X),
+                               imul(p, dml_ki_var(p, vt), sym(p, DML_EAGER_NM_GRID)));
+  const dml_kidx_t *ch = dml_ki_bin(p, DML_KI_MOD, row, sym(p, DML_EAGER_NM_C));
+  /* the row's bases into u32 registers once per row */
+  const uint32_t rg = 10;
+  const dml_kidx_t *hv[4] = {
+      iadd(p, sym(p, DML_EAGER_NM_X_OFF), imul(p, row, L)), imul(p, row, L),
+      iadd(p, sym(p, DML_EAGER_NM_S_OFF), imul(p, ch, sym(p, DML_EAGER_NM_S_CS))),
+      iadd(p, sym(p, DML_EAGER_NM_B_OFF), imul(p, ch, sym(p, DML_EAGER_NM_B_CS)))};
+  const dml_kidx_t *hr[4];
+  dml_kblock_t body = {NULL, NULL};
+  for (uint32_t h = 0; h < 4; h++) {
+    dml_kblock_add(&body, stmt_let(p, rg + h, dml_kv_idx(p, DML_KT_U32, hv[h])));
+    hr[h] = dml_ki_val(p, dml_kv_reg_t(p, rg + h, DML_KT_U32));
+  }
+  /* registers (the compiled path's cooperative form): the mean 0 (its sums
+   * 0 .. 3), the sum of squares 4 (4 .. 7), inv 8, the shift x0 9 */
+  nrow_t c = {kt, hr[0], hr[1], hr[2], hr[3], 0, 8, 9};
+  if (given) {
+    /* the channel's scale, B, mean and var (binding 2; B binding 3) */
+    const dml_kidx_t *at[4] = {hr[2], hr[3], iadd(p, sym(p, DML_EAGER_NM_M_OFF), ch),
+                               iadd(p, sym(p, DML_EAGER_NM_V_OFF), ch)};
+    for (uint32_t r = 0; r < 4; r++)
+      dml_kblock_add(
+          &body,
+          stmt_let(p, r, dml_kv_load(p, r == 1 ? DML_KBUF_IN3 : DML_KBUF_IN2, at[r])));
+    dml_kblock_add(&body, dml_krow_each(&s, L, vj, nbn_store, &c));
+  } else {
+    const dml_kval_t *Lf = dml_kv_idx(p, DML_KT_F32, L);
+    dml_kblock_add(&body, stmt_let(p, c.shift, dml_kv_const(p, 0.0f)));
+    dml_kblock_add(&body, stmt_if(p, ic(p, 0), ic(p, 0), L,
+                                  stmt_set(p, c.shift, nrow_x(p, &c, ic(p, 0)))));
+    dml_krow_reduce(&s, &body, L, vj, DML_KF_ADD, 0.0f, nrow_shifted, &c, 0, 0);
+    dml_kblock_add(&body, stmt_set(p, 0, dml_kv_fn(p, DML_KF_DIV, dml_kv_reg(p, 0), Lf)));
+    dml_krow_reduce(&s, &body, L, vj, DML_KF_ADD, 0.0f, nrow_sq, &c, 4, 0);
+    dml_kblock_add(&body, stmt_let(p, c.inv,
+                                   dml_ksched_norm_inv(
+                                       p, dml_kv_reg(p, 4), Lf,
+                                       dml_kv_bits_f32(p, sym(p, DML_EAGER_NM_EPS)))));
+    dml_kblock_add(&body, dml_krow_each(&s, L, vj, nrow_store, &c));
+  }
+  /* the rows in turns; the test is uniform over the workgroup, so the
+   * barriers inside stay in uniform control flow */
+  dml_kstmt_t *top =
+      stmt_for(p, vt, sym(p, DML_EAGER_NM_TURNS),
+               stmt_if(p, NULL, row, sym(p, DML_EAGER_NM_ROWS), body.first));
+  memset(K, 0, sizeof *K);
+  snprintf(K->name, sizeof K->name, "eager_%s_%s", given ? "BatchNorm" : "Norm",
+           kt == DML_KT_F32   ? "f32"
+           : kt == DML_KT_F16 ? "f16"
+                              : "bf16");
+  K->kind = DML_KK_NORM;
+  K->local[0] = DML_KROW_WG;
+  K->local[1] = K->local[2] = 1;
+  K->n_tiles = 1;
+  K->tile_elems[0] = DML_KROW_WG;
+  K->tile_dtype[0] = DML_KT_F32;
+  K->body = top;
+  K->n_regs = rg + 4;
+  return p->failed || !top ? dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED,
+                                             "codegen.eager", "out of memory")
+                           : DML_OK;
+}
+
+/* The normalization kernels: f32, f16 and bf16 x and y, each with the row
+ * statistics (op LayerNormalization, 3 operands) and BatchNormalization's
+ * given ones (5 operands). */
+static dml_status_t emit_norm(gen_t *G) {
+  static const dml_dtype_t dts[3] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16};
+  static const dml_kdtype_t kts[3] = {DML_KT_F32, DML_KT_F16, DML_KT_BF16};
+  dml_status_t s = DML_OK;
+  for (int d = 0; d < 3 && !s; d++)
+    for (int given = 0; given < 2 && !s; given++) {
+      dml_kpool_t pool = {0};
+      dml_kernel_t K;
+      s = norm_kernel(&pool, kts[d], given, &K);
+      if (!s)
+        s = emit_words(G, &K, DML_EAGER_NM_WORDS,
+                       given ? DML_OP_BATCH_NORMALIZATION : DML_OP_LAYER_NORMALIZATION,
+                       DML_EAGER_NORM, given ? 5u : 3u, given, dts[d], dts[d], 0);
+      dml_kpool_free(&pool);
+    }
+  return s;
+}
+
 /* Writes the MatMul and Conv kernels, each operand at its own binding
  * (SPIR-V) or kernel parameter (PTX: arena, weights, in2, in3, pc). */
 static dml_status_t emit_mm_conv(gen_t *G) {
@@ -989,6 +1170,7 @@ int main(int argc, char **argv) {
   }
   if (!s) s = emit_mm_conv(G);
   if (!s) s = emit_gather(G);
+  if (!s) s = emit_norm(G);
   if (!s) s = emit_dtypes(G);
   fprintf(G->f,
           "const dml_eager_kernel_t %s[] = {\n%s  {DML_OP_INVALID, 0, 0, 0, "

@@ -1936,6 +1936,79 @@ static dml_status_t run_packed(dml_rt_device_t *dev, uint32_t k, const slot_t *y
                               groups);
 }
 
+dml_status_t dml_rt_eager_norm(dml_rt_device_t *dev, dml_op_t id, dml_rt_tensor_t x,
+                               const dml_rt_eager_norm_t *nm, dml_rt_tensor_t *out,
+                               int *done) {
+  const char *opn = dml_op_name(id);
+  *done = 0;
+  slot_t *xs = NULL, *ss = NULL, *bs = NULL;
+  DML_RETURN_IF_ERROR(get(x, opn, &xs));
+  DML_RETURN_IF_ERROR(get(nm->scale, opn, &ss));
+  if (nm->bias.id) DML_RETURN_IF_ERROR(get(nm->bias, opn, &bs));
+  const dml_op_t row =
+      nm->given ? DML_OP_BATCH_NORMALIZATION : DML_OP_LAYER_NORMALIZATION;
+  int32_t k = eager_find_t(dev, row, nm->given ? 5u : 3u, xs->dtype, xs->dtype);
+  if (k < 0 || dev->lib[k].kind != DML_EAGER_NORM || !dev->mem->run_kernel_bufs)
+    return DML_OK; /* composed instead */
+  *done = 1;
+  if (!is_contig(xs) || ss->dtype != DML_DTYPE_F32 || (bs && bs->dtype != DML_DTYPE_F32))
+    return dml_status_make(DML_STATUS_INTERNAL, opn,
+                           "the normalization kernel takes a contiguous x and f32 "
+                           "parameters");
+  const int64_t n = numel(xs);
+  /* what x, scale and B reach (elements of their storages) */
+  int64_t hi_x = xs->offset + n - 1, C = nm->channels > 0 ? nm->channels : 1;
+  int64_t hi_s = ss->offset + (C - 1) * nm->s_cs + (nm->len - 1) * nm->s_js;
+  if (nm->given) {
+    int64_t hm = ss->offset + (nm->m_off > nm->v_off ? nm->m_off : nm->v_off) + C - 1;
+    hi_s = hm > hi_s ? hm : hi_s;
+  }
+  int64_t hi_b = bs ? bs->offset + (C - 1) * nm->b_cs + (nm->len - 1) * nm->b_js : 0;
+  dml_status_t e = DML_OK;
+  if (n > 0 && (hi_x > (int64_t)UINT32_MAX || hi_s > (int64_t)UINT32_MAX ||
+                hi_b > (int64_t)UINT32_MAX || nm->s_cs < 0 || nm->s_js < 0 ||
+                nm->b_cs < 0 || nm->b_js < 0))
+    e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                        "x or its parameters reach element %lld: the GPU's eager kernels "
+                        "index below 2^32 (on %s)",
+                        (long long)(hi_x > hi_s ? hi_x : hi_s), dev->name);
+  if (!e) e = make(dev, xs->dtype, xs->rank, xs->dims, NULL, opn, out);
+  if (e || n == 0) return e;
+  slot_t *ys = NULL;
+  e = get(*out, opn, &ys);
+  uint32_t pc[DML_EAGER_NM_WORDS];
+  memset(pc, 0, sizeof pc);
+  uint64_t grid = nm->rows > 65535 ? 65535 : (uint64_t)nm->rows;
+  float ef = (float)nm->eps;
+  pc[DML_EAGER_NM_ROWS] = (uint32_t)nm->rows;
+  pc[DML_EAGER_NM_LEN] = (uint32_t)nm->len;
+  pc[DML_EAGER_NM_GRID] = (uint32_t)grid;
+  pc[DML_EAGER_NM_TURNS] = (uint32_t)(((uint64_t)nm->rows + grid - 1) / grid);
+  pc[DML_EAGER_NM_C] = (uint32_t)C;
+  pc[DML_EAGER_NM_X_OFF] = (uint32_t)xs->offset;
+  pc[DML_EAGER_NM_S_OFF] = (uint32_t)ss->offset;
+  pc[DML_EAGER_NM_S_CS] = (uint32_t)nm->s_cs;
+  pc[DML_EAGER_NM_S_JS] = (uint32_t)nm->s_js;
+  pc[DML_EAGER_NM_B_OFF] = bs ? (uint32_t)bs->offset : (uint32_t)ss->offset;
+  pc[DML_EAGER_NM_B_CS] = bs ? (uint32_t)nm->b_cs : 0u;
+  pc[DML_EAGER_NM_B_JS] = bs ? (uint32_t)nm->b_js : 0u;
+  pc[DML_EAGER_NM_HAS_B] = bs ? 1u : 0u;
+  pc[DML_EAGER_NM_M_OFF] = (uint32_t)(ss->offset + nm->m_off);
+  pc[DML_EAGER_NM_V_OFF] = (uint32_t)(ss->offset + nm->v_off);
+  memcpy(&pc[DML_EAGER_NM_EPS], &ef, 4);
+  /* an absent B: scale's buffer at binding 3, not added (HAS_B 0) */
+  void *bufs[4] = {ys ? ys->st->buf : NULL, xs->st->buf, ss->st->buf,
+                   bs ? bs->st->buf : ss->st->buf};
+  if (!e)
+    e = dev->mem->run_kernel_bufs(dev->h, (uint32_t)k, bufs, 4, pc, DML_EAGER_NM_WORDS,
+                                  (uint32_t)grid);
+  if (e) {
+    dml_status_free(dml_rt_tensor_free(*out));
+    return dml_status_annotate(e, "%s on %s", opn, dev->name);
+  }
+  return DML_OK;
+}
+
 /* Runs MatMul (numpy matmul, f32) on device tensors a, b with the
  * library's kernel `k` (dml_eager_lib.h DML_EAGER_MATMUL): the operands
  * are read in place through their offsets and strides (views included);

@@ -311,6 +311,129 @@ static dml_status_t instance_norm(dml_rt_device_t *dev, const dml_rt_tensor_t *i
   return DML_OK;
 }
 
+/* *out = t as a contiguous f32 tensor (t itself with one more reference
+ * when it is one already; else a Cast and/or a copy on the device). */
+static dml_status_t f32_dense(dml_rt_tensor_t t, dml_rt_tensor_t *out) {
+  dml_rt_tensor_info_t it;
+  *out = NONE;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(t, &it));
+  if (it.dtype != DML_DTYPE_F32) return cast(t, DML_DTYPE_F32, out); /* contiguous */
+  return dml_rt_tensor_contiguous(t, out);
+}
+
+/* LayerNormalization, InstanceNormalization and BatchNormalization
+ * (inference) of f32, f16 or bf16 x by the library's normalization kernel
+ * (dml_rt_eager_norm, one dispatch on x): scale and B made f32 and
+ * contiguous first where they are not (a Cast or a copy of the parameter
+ * each), BatchNormalization's four parameters concatenated into one [4C]
+ * f32 tensor (buffer copies) for the kernel's two parameter bindings.
+ * Sets *done; leaves it 0 where the kernel does not apply (x of another
+ * dtype, a library without the kernel): the composition then runs. */
+static dml_status_t norm_fused(dml_rt_device_t *dev, dml_op_t id,
+                               const dml_rt_tensor_t *in, uint32_t n,
+                               const dml_attr_t *attrs, uint32_t na,
+                               const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out,
+                               int *done) {
+  *done = 0;
+  if (x->dtype != DML_DTYPE_F32 && !is_half(x->dtype)) return DML_OK;
+  static const char *const ok_ln[] = {"axis", "epsilon", "stash_type", NULL};
+  static const char *const ok_in[] = {"epsilon", NULL};
+  static const char *const ok_bn[] = {"epsilon", "momentum", "training_mode", NULL};
+  const int ln = id == DML_OP_LAYER_NORMALIZATION, bn = id == DML_OP_BATCH_NORMALIZATION;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ln ? ok_ln : bn ? ok_bn : ok_in));
+  if (bn && dml_attr_int(attrs, na, "training_mode", 0))
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "BatchNormalization",
+                           "training_mode 1 is not taken by the GPU's eager "
+                           "BatchNormalization in this version (inference form only)");
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
+  dml_rt_eager_norm_t nm;
+  memset(&nm, 0, sizeof nm);
+  nm.eps = dml_attr_float(attrs, na, "epsilon", 1e-5);
+  nm.scale = nm.bias = NONE;
+  int64_t axis = 2;
+  if (ln) {
+    if (n < 2 || !in[1].id)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "LayerNormalization",
+                             "Scale (input 1) is required");
+    axis = dml_attr_int(attrs, na, "axis", -1);
+    if (axis < 0) axis += x->rank;
+    if (axis < 0 || axis >= x->rank)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "LayerNormalization",
+                             "axis out of range");
+  } else if (bn) {
+    if (n != 5 || x->rank < 2)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "BatchNormalization",
+                             "X [N, C, ...], scale, B, mean, var: %u inputs of X rank %d",
+                             n, (int)x->rank);
+    DML_RETURN_IF_ERROR(
+        check_channels(id, in, 1, 4, x->dims[1], "scale, B, mean and var"));
+  } else {
+    if (n != 3 || x->rank < 3)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "InstanceNormalization",
+                             "X [N, C, spatial...], scale, B: %u inputs of X rank %d", n,
+                             (int)x->rank);
+    DML_RETURN_IF_ERROR(check_channels(id, in, 1, 2, x->dims[1], "scale and B"));
+  }
+  /* rows: the dims before `axis` (Instance, Batch: N * C, channel r % C) */
+  nm.rows = 1, nm.len = 1;
+  for (int32_t d = 0; d < x->rank; d++) {
+    if (d < axis)
+      nm.rows *= x->dims[d];
+    else
+      nm.len *= x->dims[d];
+  }
+  nm.channels = ln ? 1 : x->dims[1];
+  nm.given = bn;
+  dml_rt_tensor_t p[4] = {NONE, NONE, NONE, NONE}, pk = NONE, xc = NONE, t = NONE;
+  dml_status_t e = DML_OK;
+  if (ln) { /* scale and B broadcast to the normalized dims, dense f32 */
+    for (uint32_t j = 1; j < 3 && j < n && !e; j++) {
+      if (!in[j].id) continue;
+      e = dml_rt_tensor_expand(in[j], x->rank - (int32_t)axis, x->dims + axis, &t);
+      if (!e) e = f32_dense(t, &p[j - 1]);
+      drop(&t);
+    }
+    nm.scale = p[0], nm.bias = p[1];
+    nm.s_js = nm.b_js = 1;
+  } else if (!bn) { /* [C] each */
+    for (uint32_t j = 1; j < 3 && !e; j++) e = f32_dense(in[j], &p[j - 1]);
+    nm.scale = p[0], nm.bias = p[1];
+    nm.s_cs = nm.b_cs = 1;
+  } else { /* scale, B, mean, var as one [4C] f32 tensor: B a view of it */
+    for (uint32_t j = 1; j < 5 && !e; j++) e = f32_dense(in[j], &p[j - 1]);
+    dml_attr_t a0 = int_attr("axis", 0);
+    if (!e) e = dml_rt_tensor_op("Concat", p, 4, &a0, 1, &pk, 1);
+    const int64_t C = x->dims[1], ax = 0, st = C, en = 2 * C;
+    if (!e) e = dml_rt_tensor_slice(pk, 1, &ax, &st, &en, NULL, &t);
+    nm.scale = pk, nm.bias = t;
+    nm.s_cs = nm.b_cs = 1;
+    nm.m_off = 2 * C, nm.v_off = 3 * C;
+  }
+  if (!e) e = dml_rt_tensor_contiguous(in[0], &xc);
+  if (!e) e = dml_rt_eager_norm(dev, id, xc, &nm, out, done);
+  for (int j = 0; j < 4; j++) drop(&p[j]);
+  drop(&pk);
+  drop(&t);
+  drop(&xc);
+  return e;
+}
+
+/* A normalization: the library's kernel (norm_fused), else composed (f64
+ * x; f16 and bf16 through f32). */
+static dml_status_t normalization(dml_rt_device_t *dev, dml_op_t id,
+                                  const dml_rt_tensor_t *in, uint32_t n,
+                                  const dml_attr_t *attrs, uint32_t na,
+                                  const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
+  int fused = 0;
+  dml_status_t e = norm_fused(dev, id, in, n, attrs, na, x, out, &fused);
+  if (e || fused) return e;
+  if (is_half(x->dtype)) return via_f32(id, x->dtype, in, n, attrs, na, out);
+  if (id == DML_OP_LAYER_NORMALIZATION) return layer_norm(dev, in, n, attrs, na, x, out);
+  if (id == DML_OP_BATCH_NORMALIZATION) return batch_norm(dev, in, n, attrs, na, x, out);
+  return instance_norm(dev, in, n, attrs, na, x, out);
+}
+
 static dml_status_t global_pool(dml_rt_device_t *dev, dml_op_t id,
                                 const dml_rt_tensor_t *in, const dml_attr_t *attrs,
                                 uint32_t na, const dml_rt_tensor_info_t *x,
@@ -921,14 +1044,11 @@ dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
                         "%u outputs: the GPU's eager %s gives its first output only in "
                         "this version",
                         n_out, opn);
+  else if (id == DML_OP_LAYER_NORMALIZATION || id == DML_OP_BATCH_NORMALIZATION ||
+           id == DML_OP_INSTANCE_NORMALIZATION)
+    e = normalization(dev, id, in, n_in, attrs, n_attrs, &x, out);
   else if (numeric && is_half(x.dtype))
     e = via_f32(id, x.dtype, in, n_in, attrs, n_attrs, out);
-  else if (id == DML_OP_LAYER_NORMALIZATION)
-    e = layer_norm(dev, in, n_in, attrs, n_attrs, &x, out);
-  else if (id == DML_OP_BATCH_NORMALIZATION)
-    e = batch_norm(dev, in, n_in, attrs, n_attrs, &x, out);
-  else if (id == DML_OP_INSTANCE_NORMALIZATION)
-    e = instance_norm(dev, in, n_in, attrs, n_attrs, &x, out);
   else if (id == DML_OP_GLOBAL_AVERAGE_POOL || id == DML_OP_GLOBAL_MAX_POOL)
     e = global_pool(dev, id, in, attrs, n_attrs, &x, out);
   else if (id == DML_OP_MAX_POOL || id == DML_OP_AVERAGE_POOL)

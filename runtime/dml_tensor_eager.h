@@ -32,6 +32,31 @@ dml_status_t dml_rt_eager_as_op(dml_status_t s, dml_op_t id);
 dml_status_t dml_rt_eager_index_range(dml_rt_device_t *dev, const char *opn,
                                       dml_rt_tensor_t ind, int64_t n);
 
+/* The operands of the library's normalization kernel (dml_eager_lib.h
+ * DML_EAGER_NORM) beyond x: rows of `len` contiguous elements, row r's
+ * channel r % channels; scale and B (B: DML_RT_TENSOR_NONE when absent) f32
+ * tensors on x's device read at their element offsets plus c * *_cs + j *
+ * *_js (element j of the row, channel c); `given` 1: BatchNormalization's
+ * mean and var at scale's offset plus m_off + c and v_off + c (one storage
+ * with scale); eps the epsilon (rounded to f32). */
+typedef struct dml_rt_eager_norm {
+  int given;
+  int64_t rows, len, channels;
+  dml_rt_tensor_t scale, bias;
+  int64_t s_cs, s_js, b_cs, b_js, m_off, v_off;
+  double eps;
+} dml_rt_eager_norm_t;
+
+/* Runs the library's normalization kernel for x's dtype on x (contiguous
+ * on a GPU device; f32, f16 or bf16) and nm into a new tensor *out of x's
+ * dtype and dims (one dispatch), and sets *done; leaves *done 0 and returns
+ * DML_OK when the library has no such kernel (the caller composes the op
+ * instead). Errors: UNIMPLEMENTED for elements at or beyond 2^32 (the
+ * kernels' indices), x not contiguous; the device's (op `id`). */
+dml_status_t dml_rt_eager_norm(dml_rt_device_t *dev, dml_op_t id, dml_rt_tensor_t x,
+                               const dml_rt_eager_norm_t *nm, dml_rt_tensor_t *out,
+                               int *done);
+
 /* Runs op `id` on tensors of a GPU device (dev, with an eager kernel
  * library) as a composition of the library's kernels and views when the
  * op is one of the composed ops (docs/tensor.md "Composed ops": the

@@ -9,7 +9,8 @@
  * dtype, dml_eager_in_dtype) from the input pointer, and the value is the CPU's eager op
  * on the gathered elements; for a reduction row, the CPU's reduction of x [S0, S1, S2]
  * over axis 1 (the grid checked to cover its rows), Softmax/LogSoftmax rows the CPU's
- * op over axis 1 of x [S0, S1, 1]; for Gather rows emulate_gather; for MatMul and Conv
+ * op over axis 1 of x [S0, S1, 1]; for Gather rows emulate_gather, normalization rows
+ * emulate_norm; for MatMul and Conv
  * rows, their sums by the contract (emulate_mm, emulate_conv). No PTX runs: what this
  * checks is everything around the kernels — dml_tensor.c's dims, strides, offsets, forms
  * and grids for CUDA, rt_cuda.c's modules, parameters, launches and the in-place reading
@@ -220,6 +221,72 @@ static int emulate_gather(const dml_eager_kernel_t *E, const unsigned grid[3],
   return 0;
 }
 
+/* A normalization row's contract (dml_eager_lib.h DML_EAGER_NORM):
+ * parameters (y, x, scale, B, words); GRID blocks of 256 taking the ROWS
+ * rows in TURNS turns; row r of LEN elements of x (the row's dtype, widened
+ * to f32) at X_OFF + r * LEN into y at r * LEN, channel c = r % C; the
+ * statistics of the row (max_len 0: the shifted two-pass mean and
+ * variance; in double here, a serial f32 sum of a long row drifting past
+ * the tests' tolerance, where the kernels' trees do not) or the channel's mean and var
+ * (max_len 1: the affine form of dml_cpu_bn_affine), scale and B (f32) at
+ * their offsets and strides. */
+static float nm_ld(dml_dtype_t dt, const void *x, uint64_t i) {
+  if (dt == DML_DTYPE_F16) return dml_f16_to_f32(((const uint16_t *)x)[i]);
+  if (dt == DML_DTYPE_BF16) return dml_bf16_to_f32(((const uint16_t *)x)[i]);
+  return ((const float *)x)[i];
+}
+static void nm_st(dml_dtype_t dt, void *y, uint64_t i, float v) {
+  if (dt == DML_DTYPE_F16)
+    ((uint16_t *)y)[i] = dml_f32_to_f16(v);
+  else if (dt == DML_DTYPE_BF16)
+    ((uint16_t *)y)[i] = dml_f32_to_bf16(v);
+  else
+    ((float *)y)[i] = v;
+}
+static int emulate_norm(const dml_eager_kernel_t *E, const unsigned grid[3],
+                        void **params) {
+  void *y = (void *)(uintptr_t) * (unsigned long long *)params[0];
+  const void *x = (const void *)(uintptr_t) * (unsigned long long *)params[1];
+  const float *S = (const float *)(uintptr_t) * (unsigned long long *)params[2];
+  const float *B = (const float *)(uintptr_t) * (unsigned long long *)params[3];
+  const unsigned *pc = (const unsigned *)params[4];
+  const dml_dtype_t dt = (dml_dtype_t)E->dtype;
+  const uint64_t R = pc[DML_EAGER_NM_ROWS], L = pc[DML_EAGER_NM_LEN],
+                 C = pc[DML_EAGER_NM_C];
+  float eps;
+  memcpy(&eps, &pc[DML_EAGER_NM_EPS], 4);
+  if (grid[0] != pc[DML_EAGER_NM_GRID] ||
+      (uint64_t)grid[0] * pc[DML_EAGER_NM_TURNS] < R || !C)
+    return 1;
+  for (uint64_t r = 0; r < R; r++) {
+    uint64_t c = r % C, xb = pc[DML_EAGER_NM_X_OFF] + r * L, yb = r * L;
+    uint64_t sb = pc[DML_EAGER_NM_S_OFF] + c * pc[DML_EAGER_NM_S_CS],
+             bb = pc[DML_EAGER_NM_B_OFF] + c * pc[DML_EAGER_NM_B_CS];
+    if (E->max_len) { /* BatchNormalization */
+      float a = (1.0f / sqrtf(S[pc[DML_EAGER_NM_V_OFF] + c] + eps)) * S[sb];
+      float off = B[bb] - S[pc[DML_EAGER_NM_M_OFF] + c] * a;
+      for (uint64_t j = 0; j < L; j++)
+        nm_st(dt, y, yb + j, nm_ld(dt, x, xb + j) * a + off);
+      continue;
+    }
+    double x0 = L ? nm_ld(dt, x, xb) : 0.0, mean = 0, ss = 0;
+    for (uint64_t j = 0; j < L; j++) mean += nm_ld(dt, x, xb + j) - x0;
+    mean /= (double)L;
+    for (uint64_t j = 0; j < L; j++) {
+      double d = nm_ld(dt, x, xb + j) - x0 - mean;
+      ss += d * d;
+    }
+    double inv = 1.0 / sqrt(ss / (double)L + eps);
+    for (uint64_t j = 0; j < L; j++) {
+      double v =
+          (nm_ld(dt, x, xb + j) - x0 - mean) * inv * S[sb + j * pc[DML_EAGER_NM_S_JS]];
+      if (pc[DML_EAGER_NM_HAS_B]) v += B[bb + j * pc[DML_EAGER_NM_B_JS]];
+      nm_st(dt, y, yb + j, (float)v);
+    }
+  }
+  return 0;
+}
+
 /* Kernel row k's contract on the host; 0 or a CUresult (1: invalid). */
 static int emulate(const char *entry, const unsigned grid[3], const unsigned block[3],
                    void **params) {
@@ -233,6 +300,7 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
   if (E->kind == DML_EAGER_MATMUL) return emulate_mm(E, grid, params);
   if (E->kind == DML_EAGER_CONV) return emulate_conv(E, grid, block, params);
   if (E->kind == DML_EAGER_GATHER) return emulate_gather(E, grid, block, params);
+  if (E->kind == DML_EAGER_NORM) return emulate_norm(E, grid, params);
   char *y = (char *)(uintptr_t) * (unsigned long long *)params[0];
   const char *x = (const char *)(uintptr_t) * (unsigned long long *)params[1];
   const unsigned *pc = (const unsigned *)params[2];

@@ -207,8 +207,8 @@ static void test_every_op(void) {
     dml_op_t op = K->op;
     if (k > 0 && dml_eager_spirv[k - 1].op == op) continue; /* a reduction's other form */
     if (K->kind == DML_EAGER_MATMUL || K->kind == DML_EAGER_CONV ||
-        K->kind == DML_EAGER_GATHER)
-      continue;                  /* below; Gather: test_move */
+        K->kind == DML_EAGER_GATHER || K->kind == DML_EAGER_NORM)
+      continue; /* below; Gather: test_move; the normalizations: test_norm_* */
     if (!plain_f32(K)) continue; /* test_dtypes */
     dml_attr_t fmod = {0};
     fmod.name = "fmod";
@@ -1042,8 +1042,8 @@ static void test_dtypes(void) {
   for (uint32_t k = 0; k < dml_eager_spirv_count; k++) {
     const dml_eager_kernel_t *K = &dml_eager_spirv[k];
     if (plain_f32(K) || K->kind == DML_EAGER_MATMUL || K->kind == DML_EAGER_CONV ||
-        K->kind == DML_EAGER_GATHER)
-      continue; /* Gather: test_move */
+        K->kind == DML_EAGER_GATHER || K->kind == DML_EAGER_NORM)
+      continue; /* Gather: test_move; the normalizations: test_norm_* */
     if (k > 0 && dml_eager_spirv[k - 1].op == K->op &&
         dml_eager_spirv[k - 1].n_inputs == K->n_inputs &&
         dml_eager_spirv[k - 1].dtype == K->dtype &&
@@ -2102,6 +2102,120 @@ static void composed_case(const char *op, const pair_t *in, uint32_t n,
   for (uint32_t j = 0; j < n; j++) CHECK_OK(dml_rt_tensor_release(fl[j]));
 }
 
+/* pair p's tensors transposed (perm NULL: reversed dims), views on both
+ * devices; p keeps its own */
+static pair_t pair_transposed(pair_t p) {
+  pair_t r;
+  CHECK_OK(dml_rt_tensor_transpose(p.c, NULL, &r.c));
+  CHECK_OK(dml_rt_tensor_transpose(p.v, NULL, &r.v));
+  return r;
+}
+
+/* pair p's 1-D tensors reversed (a negative-step slice view on both) */
+static pair_t pair_reversed(pair_t p) {
+  pair_t r;
+  const int64_t ax = 0, st = -1, en = INT64_MIN, step = -1;
+  CHECK_OK(dml_rt_tensor_slice(p.c, 1, &ax, &st, &en, &step, &r.c));
+  CHECK_OK(dml_rt_tensor_slice(p.v, 1, &ax, &st, &en, &step, &r.v));
+  return r;
+}
+
+/* The fused normalization kernels (dml_eager_lib.h DML_EAGER_NORM) against
+ * the CPU beyond test_norm_pool's cases: rows longer than 65,535 elements
+ * (the workgroup's strided loops), more rows than 65,535 workgroups (the
+ * rows' turns), x a transposed view, scale and B reversed views and a
+ * broadcast [1] scale, no B, an empty x, BatchNormalization of rank 2
+ * (rows of 1) and of rows of 70,001, f16 and bf16 with B; each by the
+ * accumulating ops' tolerance. */
+static void test_norm_fused(void) {
+  float *xl = mixed_values(2 * 70001, 70001, 0, 0, 0);
+  float *sl = mixed_values(70001, 0, 0, 0, 0), *bl = mixed_values(70001, 0, 0, 0, 0);
+  pair_t l[3] = {pair_new(2, D(2, 70001), xl, 1), pair_new(1, D(70001), sl, 1),
+                 pair_new(1, D(70001), bl, 1)};
+  composed_case("LayerNormalization", l, 3, NULL, 0, 1, "[2,70001]");
+  for (int j = 0; j < 3; j++) pair_free(&l[j]);
+  /* 70,000 rows of 3: two turns of 65,535 workgroups; each row's values
+   * apart (-2, 0, 2 plus [-1, 1)), so that no row is ill-conditioned (the
+   * CPU's f32 rows subtract the mean rounded to f32), an edge value in
+   * every 7,919th row */
+  float *xr = mixed_values(70000 * 3, 3, 7919, 0, 9);
+  for (int64_t i = 0; i < 70000 * 3; i++)
+    if ((i - 3) % 7919) xr[i] = rnd() * 0.25f + (float)(i % 3) * 2 - 2;
+  pair_t r[3] = {pair_new(2, D(70000, 3), xr, 1), pair_new(1, D(3), sl, 1),
+                 pair_new(1, D(3), bl, 1)};
+  composed_case("LayerNormalization", r, 3, NULL, 0, 1, "[70000,3]");
+  composed_case("LayerNormalization", r, 2, NULL, 0, 1, "[70000,3], no B");
+  for (int j = 0; j < 3; j++) pair_free(&r[j]);
+  /* x a transposed view of [300, 5], scale and B reversed views */
+  float *xt = mixed_values(300 * 5, 2, 301, 0, 9);
+  pair_t base[3] = {pair_new(2, D(300, 5), xt, 1), pair_new(1, D(300), sl, 1),
+                    pair_new(1, D(300), bl, 1)};
+  pair_t v[3] = {pair_transposed(base[0]), pair_reversed(base[1]),
+                 pair_reversed(base[2])};
+  composed_case("LayerNormalization", v, 3, NULL, 0, 1, "[300,5] transposed, reversed");
+  /* a [1] scale broadcast over the row */
+  pair_t one = pair_new(1, D(1), sl + 5, 1);
+  pair_t vb[3] = {v[0], one, v[2]};
+  composed_case("LayerNormalization", vb, 3, NULL, 0, 1, "scale [1]");
+  /* InstanceNormalization of [1, 5, 300] made of the transposed view, its
+   * scale and B reversed views of [5] */
+  pair_t p5[2] = {pair_new(1, D(5), sl, 1), pair_new(1, D(5), bl, 1)};
+  pair_t iv[3] = {{DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE},
+                  pair_reversed(p5[0]),
+                  pair_reversed(p5[1])};
+  CHECK_OK(dml_rt_tensor_reshape(v[0].c, 3, D(1, 5, 300), &iv[0].c));
+  CHECK_OK(dml_rt_tensor_reshape(v[0].v, 3, D(1, 5, 300), &iv[0].v));
+  composed_case("InstanceNormalization", iv, 3, NULL, 0, 1, "[1,5,300] of a view");
+  for (int j = 0; j < 3; j++) {
+    pair_free(&v[j]);
+    pair_free(&base[j]);
+    pair_free(&iv[j]);
+  }
+  for (int j = 0; j < 2; j++) pair_free(&p5[j]);
+  pair_free(&one);
+  /* an empty x */
+  pair_t e[2] = {pair_new(2, D(0, 5), NULL, 1), pair_new(1, D(5), sl, 1)};
+  composed_case("LayerNormalization", e, 2, NULL, 0, 1, "[0,5]");
+  for (int j = 0; j < 2; j++) pair_free(&e[j]);
+  /* BatchNormalization: rank 2 (rows of 1), rows of 70,001; its mean a
+   * reversed view */
+  float pv[4][3] = {{0.5f, -2.0f, 1.25f},
+                    {0.1f, -0.3f, 7.0f},
+                    {0.2f, -1.0f, 3.0f},
+                    {1.0f, 0.01f, 4.0f}};
+  float *bx = mixed_values(4 * 3, 1, 5, 0, 9);
+  pair_t b2[5] = {pair_new(2, D(4, 3), bx, 1), pair_new(1, D(3), pv[0], 1),
+                  pair_new(1, D(3), pv[1], 1), pair_new(1, D(3), pv[2], 1),
+                  pair_new(1, D(3), pv[3], 1)};
+  composed_case("BatchNormalization", b2, 5, NULL, 0, 1, "[4,3]");
+  pair_t b3[5] = {pair_new(3, D(1, 3, 70001), NULL, 4), b2[1], b2[2],
+                  pair_reversed(b2[3]), b2[4]};
+  composed_case("BatchNormalization", b3, 5, NULL, 0, 1, "[1,3,70001], mean reversed");
+  pair_t i3[3] = {b3[0], b2[1], b2[2]};
+  composed_case("InstanceNormalization", i3, 3, NULL, 0, 1, "[1,3,70001]");
+  pair_free(&b3[0]);
+  pair_free(&b3[3]);
+  for (int j = 0; j < 5; j++) pair_free(&b2[j]);
+  /* f16 and bf16 LayerNormalization with B, x holding the edge values */
+  static const dml_dtype_t hdt[2] = {DML_DTYPE_F16, DML_DTYPE_BF16};
+  float *xh = mixed_values(5 * 300, 300, 97, 0, 10);
+  for (int h = 0; h < 2; h++) {
+    char w[96];
+    snprintf(w, sizeof w, "%s [5,300] with B", dml_dtype_name(hdt[h]));
+    pair_t t[3] = {typed_pair(hdt[h], 2, D(5, 300), xh),
+                   typed_pair(hdt[h], 1, D(300), sl), typed_pair(hdt[h], 1, D(300), bl)};
+    composed_case("LayerNormalization", t, 3, NULL, 0, 1, w);
+    for (int j = 0; j < 3; j++) pair_free(&t[j]);
+  }
+  free(xh);
+  free(bx);
+  free(xt);
+  free(xr);
+  free(xl);
+  free(sl);
+  free(bl);
+}
+
 /* LayerNormalization, BatchNormalization (inference), InstanceNormalization,
  * the global pools, MaxPool (Y) and AveragePool against the CPU: rows
  * longer than a workgroup (300 > 256), rows holding NaN, +-inf, -0 and
@@ -2756,6 +2870,8 @@ int main(void) {
   RUN_IF(test_table_ops);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_norm_pool);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN_IF(test_norm_fused);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_move_ops);
   CHECK(dml_rt_device_bytes(g_vk) == start);
