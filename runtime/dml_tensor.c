@@ -2462,6 +2462,12 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
                         "no input tensor tells the device (eager ops without inputs: use "
                         "the creation calls)");
+  if (!s &&
+      id == DML_OP_GATHER_ND) { /* composed on every device (dml_tensor_compose.c) */
+    for (uint32_t i = 0; i < n_inputs; i++) free(owned[i]);
+    return dml_rt_eager_gather_nd(dev, inputs, n_inputs, attrs, n_attrs, outputs,
+                                  n_outputs);
+  }
   dml_attr_t rattrs[8];
   int64_t axes_v[DML_MAX_RANK];
   /* a reduction's absent axes input (DML_RT_TENSOR_NONE): every axis, or y =
@@ -2639,8 +2645,9 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
           : dev->n_lib ? "the eager library holds the elementwise ops, Identity, "
                          "the reductions, Softmax, LogSoftmax, MatMul, Gemm, Conv and "
                          "Gather, Transpose, Slice, Expand, Concat as copies, and the "
-                         "normalizations, pools, Pad, Tile, Split, the reshape family "
-                         "and GatherElements composed of them, only (docs/tensor.md)"
+                         "normalizations (fused), pools, Pad, Tile, Split, the reshape "
+                         "family, GatherElements, GatherND, ScatterND and ConvTranspose "
+                         "composed of them, only (docs/tensor.md)"
           : dev->lib == dml_eager_ptx
               ? "this build has no CUDA eager kernel library (it is made where the "
                 "code generator and clang-16 are; a runtime-only build takes it with "
@@ -2687,8 +2694,17 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     }
     return s;
   }
+  /* ConvTranspose: the CPU's kernel with the output dims of its eager rule
+   * (dml_tensor_compose.c; the CPU's rules have none) */
+  dml_tensor_t fixed;
+  int has_fixed = 0;
+  if (!s && id == DML_OP_CONV_TRANSPOSE && n_outputs == 1) {
+    s = dml_rt_eager_conv_transpose_dims(dev, inputs, n_inputs, attrs, n_attrs, &fixed);
+    has_fixed = !s;
+  }
   if (!s)
-    s = run_host(dev, id, in, n_inputs, attrs, n_attrs, NULL, 0, outputs, n_outputs);
+    s = run_host(dev, id, in, n_inputs, attrs, n_attrs, has_fixed ? &fixed : NULL, 0,
+                 outputs, n_outputs);
   for (uint32_t i = 0; i < n_inputs; i++) free(owned[i]);
   return s;
 }

@@ -1001,6 +1001,508 @@ static dml_status_t gather_elements(dml_rt_device_t *dev, const dml_rt_tensor_t 
   return e;
 }
 
+/* ---- GatherND and ScatterND (ONNX GatherND-13, ScatterND-18) ---- */
+
+/* The indices tensor t (i64 or i32, any device) read back to the host as
+ * i64 values (*out, malloc'd; *n their count). */
+static dml_status_t indices_host(dml_op_t id, dml_rt_tensor_t t, int64_t **out,
+                                 int64_t *n) {
+  dml_rt_tensor_info_t it;
+  *out = NULL;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(t, &it));
+  if (it.dtype != DML_DTYPE_I64 && it.dtype != DML_DTYPE_I32)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id),
+                           "indices must be i64 or i32, not %s",
+                           dml_dtype_name(it.dtype));
+  *n = dml_dims_numel(it.dims, it.rank);
+  int64_t *v = (int64_t *)malloc((size_t)(*n > 0 ? *n : 1) * 8);
+  void *raw = it.dtype == DML_DTYPE_I32 ? malloc((size_t)(*n > 0 ? *n : 1) * 4) : v;
+  if (!v || !raw) {
+    free(v);
+    if (raw != v) free(raw);
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, dml_op_name(id),
+                           "out of host memory for %lld indices", (long long)*n);
+  }
+  dml_tensor_t h;
+  memset(&h, 0, sizeof h);
+  h.dtype = it.dtype;
+  h.rank = it.rank;
+  memcpy(h.dims, it.dims, sizeof h.dims);
+  h.data = raw;
+  dml_status_t e = dml_rt_tensor_to_host(t, &h);
+  if (raw != v) {
+    for (int64_t i = 0; i < *n; i++) v[i] = ((const int32_t *)raw)[i];
+    free(raw);
+  }
+  if (e) {
+    free(v);
+    return e;
+  }
+  *out = v;
+  return DML_OK;
+}
+
+/* The row of tuple `tup` (m indices) into dims d[0 .. m-1] (row-major), or
+ * OUT_OF_RANGE as the CPU's kernels name it (value, its position `pos`,
+ * the range of dim 0... as cpu_index.c's nd_offset/index_oob). */
+static dml_status_t nd_row(dml_op_t id, dml_rt_device_t *dev, const int64_t *tup,
+                           int64_t m, const int64_t *d, int64_t pos, int64_t *row) {
+  int64_t r = 0;
+  for (int64_t k = 0; k < m; k++) {
+    int64_t v = tup[k], n = d[k];
+    if (v < -n || v >= n)
+      return dml_status_make(DML_STATUS_OUT_OF_RANGE, dml_op_name(id),
+                             "index %lld (at position %lld) is out of range [-%lld, "
+                             "%lld] (on %s)",
+                             (long long)v, (long long)(pos + k), (long long)n,
+                             (long long)(n - 1), dml_rt_device_name(dev));
+    r = r * n + (v < 0 ? v + n : v);
+  }
+  *row = r;
+  return DML_OK;
+}
+
+/* *y = Gather(rows, i64 host values idx[0 .. k-1], axis 0), reshaped to
+ * dims od (rank orank). */
+static dml_status_t gather_rows(dml_rt_device_t *dev, dml_rt_tensor_t rows,
+                                const int64_t *idx, int64_t k, int32_t orank,
+                                const int64_t *od, dml_rt_tensor_t *y) {
+  dml_tensor_t h;
+  memset(&h, 0, sizeof h);
+  h.dtype = DML_DTYPE_I64;
+  h.rank = 1;
+  h.dims[0] = k;
+  h.data = (void *)idx;
+  dml_rt_tensor_t it = NONE, g = NONE;
+  dml_status_t e = dml_rt_tensor_from_host(dev, &h, &it);
+  dml_rt_tensor_t gin[2] = {rows, it};
+  if (!e) e = dml_rt_tensor_op("Gather", gin, 2, NULL, 0, &g, 1);
+  if (!e) e = dml_rt_tensor_reshape(g, orank, od, y);
+  drop(&it);
+  drop(&g);
+  return e;
+}
+
+/* GatherND (batch_dims b) on any device: the indices read back, each tuple
+ * turned into a row of data viewed as [rows, slice] on the host (its range
+ * checked as the CPU checks it), those rows gathered (the Gather kernel or
+ * the CPU's Gather: an exact copy) and reshaped to indices[:-1] +
+ * data[b+m:]. */
+static dml_status_t gather_nd(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint32_t n,
+                              const dml_attr_t *attrs, uint32_t na,
+                              const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
+  static const char *const ok[] = {"batch_dims", NULL};
+  const dml_op_t id = DML_OP_GATHER_ND;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  if (n != 2 || !in[1].id)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "GatherND",
+                           "data and indices are required (%u inputs)", n);
+  dml_rt_tensor_info_t ii;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[1], &ii));
+  int64_t b = dml_attr_int(attrs, na, "batch_dims", 0);
+  const int32_t r = x->rank, q = ii.rank;
+  char a1[96], a2[96];
+  dml_dims_str(x->dims, x->rank, a1, sizeof a1);
+  dml_dims_str(ii.dims, ii.rank, a2, sizeof a2);
+#define ND_SHAPE(...)                                                                   \
+  dml_status_detail(dml_status_make(DML_STATUS_INVALID_ARGUMENT, "GatherND",            \
+                                    "shape mismatch (on %s)", dml_rt_device_name(dev)), \
+                    __VA_ARGS__)
+  if (r < 1 || q < 1 || b < 0 || b >= q || b >= r)
+    return ND_SHAPE("data %s, indices %s: batch_dims %lld must be below both ranks", a1,
+                    a2, (long long)b);
+  const int64_t m = ii.dims[q - 1];
+  if (m < 1 || m > r - b)
+    return ND_SHAPE(
+        "data %s, indices %s: the indices' last dim %lld must be in [1, %lld]", a1, a2,
+        (long long)m, (long long)(r - b));
+  for (int64_t d = 0; d < b; d++)
+    if (ii.dims[d] != x->dims[d])
+      return ND_SHAPE("data %s, indices %s: batch dim %lld differs", a1, a2,
+                      (long long)d);
+  int64_t od[DML_MAX_RANK], nb = 1, per_b = 1, slice = 1, blk = 1;
+  int32_t orank = 0;
+  if ((q - 1) + (r - (int32_t)(b + m)) > DML_MAX_RANK)
+    return ND_SHAPE("data %s, indices %s: the output has more than %d dims", a1, a2,
+                    DML_MAX_RANK);
+  for (int32_t d = 0; d < q - 1; d++) od[orank++] = ii.dims[d];
+  for (int32_t d = (int32_t)(b + m); d < r; d++) od[orank++] = x->dims[d];
+#undef ND_SHAPE
+  for (int64_t d = 0; d < b; d++) nb *= x->dims[d];
+  for (int32_t d = (int32_t)b; d < q - 1; d++) per_b *= ii.dims[d];
+  for (int64_t d = b; d < b + m; d++) blk *= x->dims[d];
+  for (int32_t d = (int32_t)(b + m); d < r; d++) slice *= x->dims[d];
+  const int64_t T = nb * per_b;
+  if (T == 0 || slice == 0 || dml_dims_numel(x->dims, x->rank) == 0) {
+    if (T > 0 && slice > 0) /* tuples into an empty data: out of range */
+      return dml_status_make(DML_STATUS_OUT_OF_RANGE, "GatherND",
+                             "indices into an empty data %s (on %s)", a1,
+                             dml_rt_device_name(dev));
+    return dml_rt_tensor_zeros(dev, x->dtype, orank, od, out);
+  }
+  int64_t *iv = NULL, ni = 0;
+  DML_RETURN_IF_ERROR(indices_host(id, in[1], &iv, &ni));
+  int64_t *rows = (int64_t *)malloc((size_t)T * 8);
+  dml_status_t e = rows ? DML_OK
+                        : dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "GatherND",
+                                          "out of host memory");
+  for (int64_t t = 0; t < T && !e; t++) {
+    int64_t rw = 0;
+    e = nd_row(id, dev, iv + t * m, m, x->dims + b, t * m, &rw);
+    rows[t] = (t / per_b) * blk + rw;
+  }
+  free(iv);
+  dml_rt_tensor_t xr = NONE;
+  const int64_t rd[2] = {nb * blk, slice};
+  if (!e) e = dml_rt_tensor_reshape(in[0], 2, rd, &xr);
+  if (!e) e = gather_rows(dev, xr, rows, T, orank, od, out);
+  drop(&xr);
+  free(rows);
+  return e;
+}
+
+/* ScatterND (reduction none) on a GPU: the indices read back, each
+ * destination row of data viewed as [rows, slice] mapped on the host to
+ * the last update written there (in order, as the CPU's kernel writes them)
+ * or to itself, then data and the updates concatenated ([rows + T, slice])
+ * and gathered by that map: an exact copy. Other reductions are
+ * UNIMPLEMENTED on the GPUs. */
+static dml_status_t scatter_nd(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                               uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                               const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
+  static const char *const ok[] = {"reduction", NULL};
+  const dml_op_t id = DML_OP_SCATTER_ND;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  const char *red = dml_attr_string(attrs, na, "reduction", "none");
+  if (strcmp(red, "none"))
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "ScatterND",
+                           "reduction '%s' is not taken by the GPU's eager ScatterND in "
+                           "this version (none only; copy to the CPU)",
+                           red);
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
+  dml_rt_tensor_info_t ii, iu;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[1], &ii));
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[2], &iu));
+  const int32_t r = x->rank, q = ii.rank;
+  const int64_t m = q ? ii.dims[q - 1] : 0;
+  int64_t ed[2 * DML_MAX_RANK], T = 1, R = 1, slice = 1;
+  int32_t er = 0;
+  for (int32_t d = 0; d < q - 1; d++) ed[er++] = ii.dims[d], T *= ii.dims[d];
+  for (int32_t d = (int32_t)m; d < r; d++) ed[er++] = x->dims[d], slice *= x->dims[d];
+  for (int64_t d = 0; d < m && d < r; d++) R *= x->dims[d];
+  int same =
+      r >= 1 && q >= 1 && m >= 1 && m <= r && er == iu.rank && iu.dtype == x->dtype;
+  for (int32_t d = 0; d < er && same; d++) same = ed[d] == iu.dims[d];
+  if (!same) {
+    char a1[96], a2[96], a3[96];
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ScatterND",
+                        "shape mismatch (on %s)", dml_rt_device_name(dev)),
+        "data %s%s, indices %s, updates %s%s: updates must be indices[:-1] + data[m:] "
+        "of data's dtype, m (the indices' last dim) in [1, rank]",
+        dml_dtype_name(x->dtype), dml_dims_str(x->dims, x->rank, a1, sizeof a1),
+        dml_dims_str(ii.dims, ii.rank, a2, sizeof a2), dml_dtype_name(iu.dtype),
+        dml_dims_str(iu.dims, iu.rank, a3, sizeof a3));
+  }
+  if (R == 0 || slice == 0 || T == 0) return dml_rt_tensor_contiguous(in[0], out);
+  int64_t *iv = NULL, ni = 0;
+  DML_RETURN_IF_ERROR(indices_host(id, in[1], &iv, &ni));
+  int64_t *map = (int64_t *)malloc((size_t)R * 8);
+  dml_status_t e = map ? DML_OK
+                       : dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "ScatterND",
+                                         "out of host memory");
+  for (int64_t i = 0; i < R && !e; i++) map[i] = i;
+  /* every index checked first, as the CPU's kernel does */
+  for (int64_t t = 0; t < T && !e; t++) {
+    int64_t rw = 0;
+    e = nd_row(id, dev, iv + t * m, m, x->dims, t * m, &rw);
+  }
+  for (int64_t t = 0; t < T && !e; t++) {
+    int64_t rw = 0;
+    dml_status_free(nd_row(id, dev, iv + t * m, m, x->dims, t * m, &rw));
+    map[rw] = R + t;
+  }
+  free(iv);
+  dml_rt_tensor_t parts[2] = {NONE, NONE}, cat = NONE;
+  const int64_t dd[2] = {R, slice}, ud[2] = {T, slice};
+  if (!e) e = dml_rt_tensor_reshape(in[0], 2, dd, &parts[0]);
+  if (!e) e = dml_rt_tensor_reshape(in[2], 2, ud, &parts[1]);
+  dml_attr_t a0 = int_attr("axis", 0);
+  if (!e) e = dml_rt_tensor_op("Concat", parts, 2, &a0, 1, &cat, 1);
+  if (!e) e = gather_rows(dev, cat, map, R, x->rank, x->dims, out);
+  drop(&parts[0]);
+  drop(&parts[1]);
+  drop(&cat);
+  free(map);
+  return e;
+}
+
+/* ---- ConvTranspose (ONNX ConvTranspose-11) ---- */
+
+/* ConvTranspose's geometry: X [N, C, S...] (r = rank - 2 spatial dims), W
+ * [C, M / group, k...]; per spatial dim the stride, dilation,
+ * output_padding and the begin and end pads, and Y's dims: explicit pads
+ * (default 0) or VALID give s * (S - 1) + op + (k - 1) * d + 1 - pb - pe;
+ * output_shape (its last r values) or SAME_UPPER / SAME_LOWER (S * s) fix
+ * Y's dims and the pads follow, as the CPU's kernel takes them (cpu_conv.c
+ * conv_geo: total = full - out, begin total / 2 for SAME_UPPER, else total
+ * - total / 2). */
+typedef struct {
+  int32_t r;
+  int64_t group, s[DML_MAX_RANK], d[DML_MAX_RANK], op[DML_MAX_RANK], k[DML_MAX_RANK],
+      pb[DML_MAX_RANK], pe[DML_MAX_RANK];
+  int32_t yrank;
+  int64_t y[DML_MAX_RANK];
+} convt_geo_t;
+
+static dml_status_t convt_geometry(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                                   uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                                   convt_geo_t *g) {
+  static const char *const ok[] = {"auto_pad",     "dilations",      "group",
+                                   "kernel_shape", "output_padding", "output_shape",
+                                   "pads",         "strides",        NULL};
+  const dml_op_t id = DML_OP_CONV_TRANSPOSE;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  if (n < 2 || n > 3 || !in[0].id || !in[1].id)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ConvTranspose",
+                           "X, W and the optional B: %u inputs", n);
+  dml_rt_tensor_info_t x, w, b;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[0], &x));
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[1], &w));
+  memset(&b, 0, sizeof b);
+  if (n > 2 && in[2].id) DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[2], &b));
+  memset(g, 0, sizeof *g);
+  g->r = x.rank - 2;
+  g->group = dml_attr_int(attrs, na, "group", 1);
+  char a1[96], a2[96];
+  dml_dims_str(x.dims, x.rank, a1, sizeof a1);
+  dml_dims_str(w.dims, w.rank, a2, sizeof a2);
+#define CT_SHAPE(...)                                                                   \
+  dml_status_detail(dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ConvTranspose",       \
+                                    "shape mismatch (on %s)", dml_rt_device_name(dev)), \
+                    "X %s, W %s: " __VA_ARGS__)
+  if (x.rank < 3 || w.rank != x.rank)
+    return CT_SHAPE("X and W must have the same rank >= 3", a1, a2);
+  if (g->group < 1 || x.dims[1] % g->group || w.dims[0] != x.dims[1])
+    return CT_SHAPE("W's first dim must be X's channels, divided by group %lld", a1, a2,
+                    (long long)g->group);
+  const int64_t M = w.dims[1] * g->group;
+  if (b.rank && (b.rank != 1 || b.dims[0] != M))
+    return CT_SHAPE("B must be [%lld]", a1, a2, (long long)M);
+  const int32_t r = g->r;
+  size_t ns = 0, nd = 0, np = 0, nop = 0, nk = 0, nos = 0;
+  const int64_t *st = dml_attr_ints(attrs, na, "strides", &ns);
+  const int64_t *dl = dml_attr_ints(attrs, na, "dilations", &nd);
+  const int64_t *pads = dml_attr_ints(attrs, na, "pads", &np);
+  const int64_t *opad = dml_attr_ints(attrs, na, "output_padding", &nop);
+  const int64_t *ks = dml_attr_ints(attrs, na, "kernel_shape", &nk);
+  const int64_t *os = dml_attr_ints(attrs, na, "output_shape", &nos);
+  if ((st && ns != (size_t)r) || (dl && nd != (size_t)r) ||
+      (pads && np != 2 * (size_t)r) || (opad && nop != (size_t)r) ||
+      (ks && nk != (size_t)r) || (os && nos < (size_t)r))
+    return CT_SHAPE(
+        "strides, dilations, output_padding, kernel_shape (%d values), pads "
+        "(%d) or output_shape do not fit",
+        a1, a2, (int)r, 2 * (int)r);
+  const char *ap = dml_attr_string(attrs, na, "auto_pad", "NOTSET");
+  const int upper = !strcmp(ap, "SAME_UPPER"), lower = !strcmp(ap, "SAME_LOWER"),
+            valid = !strcmp(ap, "VALID");
+  if (!upper && !lower && !valid && strcmp(ap, "NOTSET"))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ConvTranspose",
+                           "auto_pad '%s' is not valid", ap);
+  g->yrank = x.rank;
+  g->y[0] = x.dims[0];
+  g->y[1] = M;
+  for (int32_t i = 0; i < r; i++) {
+    g->s[i] = st ? st[i] : 1;
+    g->d[i] = dl ? dl[i] : 1;
+    g->op[i] = opad ? opad[i] : 0;
+    g->k[i] = w.dims[2 + i];
+    if (ks && ks[i] != g->k[i]) return CT_SHAPE("kernel_shape differs from W", a1, a2);
+    if (g->s[i] < 1 || g->d[i] < 1 || g->op[i] < 0 ||
+        (g->op[i] >= g->s[i] && g->op[i] >= g->d[i]))
+      return CT_SHAPE(
+          "strides and dilations must be >= 1, output_padding below one of "
+          "them",
+          a1, a2);
+    const int64_t full =
+        g->s[i] * (x.dims[2 + i] - 1) + g->op[i] + (g->k[i] - 1) * g->d[i] + 1;
+    if (os || upper || lower) {
+      g->y[2 + i] = os ? os[nos - (size_t)r + (size_t)i] : x.dims[2 + i] * g->s[i];
+      int64_t total = full - g->y[2 + i];
+      if (total < 0) total = 0;
+      g->pb[i] = upper ? total / 2 : total - total / 2;
+      g->pe[i] = total - g->pb[i];
+    } else {
+      g->pb[i] = pads && !valid ? pads[i] : 0;
+      g->pe[i] = pads && !valid ? pads[r + i] : 0;
+      g->y[2 + i] = full - g->pb[i] - g->pe[i];
+    }
+    if (g->y[2 + i] < 0 || g->pb[i] < 0 || g->pe[i] < 0)
+      return CT_SHAPE("spatial dim %d: output %lld", a1, a2, (int)i,
+                      (long long)g->y[2 + i]);
+  }
+#undef CT_SHAPE
+  return DML_OK;
+}
+
+dml_status_t dml_rt_eager_conv_transpose_dims(dml_rt_device_t *dev,
+                                              const dml_rt_tensor_t *in, uint32_t n,
+                                              const dml_attr_t *attrs, uint32_t na,
+                                              dml_tensor_t *y) {
+  convt_geo_t g;
+  dml_status_t e = convt_geometry(dev, in, n, attrs, na, &g);
+  if (e) return e;
+  dml_rt_tensor_info_t x;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[0], &x));
+  memset(y, 0, sizeof *y);
+  y->dtype = x.dtype;
+  y->rank = g.yrank;
+  memcpy(y->dims, g.y, sizeof(int64_t) * (size_t)g.yrank);
+  return DML_OK;
+}
+
+/* ConvTranspose (1-D and 2-D) on a GPU as a Conv: X with s - 1 zeros
+ * inserted between its elements along each spatial dim (a view [.., S, 1,
+ * ..] padded with zeros to [.., S, s, ..] by Pad, reshaped and cut to (S -
+ * 1) * s + 1), W [C, M/g, k...] regrouped to [M, C/g, k...] and flipped
+ * along its spatial dims (views), then Conv with dilations d, group g and
+ * pads d * (k - 1) - pb, d * (k - 1) - pe + output_padding (a negative pad
+ * crops X first), B its bias. The sums are the Conv kernel's over the
+ * zero-inserted window: the inserted zeros add 0 * W, so an infinite or
+ * NaN weight gives NaN where the CPU's direct kernel skips those taps. */
+static dml_status_t conv_transpose(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                                   uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                                   const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
+  convt_geo_t g;
+  DML_RETURN_IF_ERROR(convt_geometry(dev, in, n, attrs, na, &g));
+  const int32_t r = g.r;
+  if (r > 2)
+    return dml_status_make(
+        DML_STATUS_UNIMPLEMENTED, "ConvTranspose",
+        "the GPU's eager ConvTranspose is 1-D or 2-D (X of rank 3 or 4, "
+        "not %d) in this version",
+        (int)x->rank);
+  if (dml_dims_numel(g.y, g.yrank) == 0)
+    return dml_rt_tensor_zeros(dev, x->dtype, g.yrank, g.y, out);
+  dml_rt_tensor_info_t w;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[1], &w));
+  dml_rt_tensor_t xu = NONE, t = NONE, wt = NONE, wf = NONE;
+  dml_status_t e = DML_OK;
+  /* X with zeros inserted: [N, C, S0, 1, S1, 1] padded at the ends of the
+   * 1s, then [N, C, S0 s0, S1 s1] cut to (S - 1) s + 1 */
+  int any_s = 0;
+  for (int32_t i = 0; i < r; i++) any_s |= g.s[i] > 1;
+  if (any_s) {
+    int64_t vd[DML_MAX_RANK], pads[2 * DML_MAX_RANK], ud[DML_MAX_RANK];
+    int32_t vr = 2 + 2 * r;
+    memset(pads, 0, sizeof pads);
+    vd[0] = x->dims[0], vd[1] = x->dims[1];
+    ud[0] = x->dims[0], ud[1] = x->dims[1];
+    for (int32_t i = 0; i < r; i++) {
+      vd[2 + 2 * i] = x->dims[2 + i], vd[3 + 2 * i] = 1;
+      pads[vr + 3 + 2 * i] = g.s[i] - 1; /* the end pad of the 1 */
+      ud[2 + i] = x->dims[2 + i] * g.s[i];
+    }
+    e = dml_rt_tensor_reshape(in[0], vr, vd, &t);
+    if (!e) {
+      dml_tensor_t ph;
+      memset(&ph, 0, sizeof ph);
+      ph.dtype = DML_DTYPE_I64;
+      ph.rank = 1;
+      ph.dims[0] = 2 * vr;
+      ph.data = pads;
+      dml_rt_tensor_t pt = NONE, pu = NONE;
+      e = dml_rt_tensor_from_host(dev, &ph, &pt);
+      dml_rt_tensor_t pin[2] = {t, pt};
+      if (!e) e = dml_rt_tensor_op("Pad", pin, 2, NULL, 0, &pu, 1);
+      drop(&pt);
+      drop(&t);
+      if (!e) e = dml_rt_tensor_reshape(pu, x->rank, ud, &t);
+      drop(&pu);
+    }
+    int64_t ax[DML_MAX_RANK], sb[DML_MAX_RANK], se[DML_MAX_RANK];
+    for (int32_t i = 0; i < r; i++)
+      ax[i] = 2 + i, sb[i] = 0, se[i] = (x->dims[2 + i] - 1) * g.s[i] + 1;
+    if (!e) e = dml_rt_tensor_slice(t, (uint32_t)r, ax, sb, se, NULL, &xu);
+    drop(&t);
+  } else {
+    e = dml_rt_tensor_retain(in[0]);
+    if (!e) xu = in[0];
+  }
+  /* the Conv's pads; a negative one crops X */
+  int64_t cp[2 * DML_MAX_RANK], ax[DML_MAX_RANK], cb[DML_MAX_RANK], ce[DML_MAX_RANK];
+  int crop = 0;
+  for (int32_t i = 0; i < r && !e; i++) {
+    int64_t ext = (x->dims[2 + i] - 1) * g.s[i] + 1;
+    int64_t b0 = g.d[i] * (g.k[i] - 1) - g.pb[i],
+            e0 = g.d[i] * (g.k[i] - 1) - g.pe[i] + g.op[i];
+    ax[i] = 2 + i;
+    cb[i] = b0 < 0 ? -b0 : 0;
+    ce[i] = e0 < 0 ? ext + e0 : ext;
+    crop |= b0 < 0 || e0 < 0;
+    cp[i] = b0 < 0 ? 0 : b0;
+    cp[r + i] = e0 < 0 ? 0 : e0;
+  }
+  if (!e && crop) {
+    e = dml_rt_tensor_slice(xu, (uint32_t)r, ax, cb, ce, NULL, &t);
+    drop(&xu);
+    xu = t;
+    t = NONE;
+  }
+  /* W [C, M/g, k...] -> [g, C/g, M/g, k...] -> [g, M/g, C/g, k...] -> [M, C/g, k...],
+   * flipped */
+  if (!e) {
+    int64_t gd[DML_MAX_RANK + 1], perm[DML_MAX_RANK + 1], md[DML_MAX_RANK];
+    const int64_t G = g.group, Cg = w.dims[0] / G, Mg = w.dims[1];
+    gd[0] = G, gd[1] = Cg, gd[2] = Mg;
+    perm[0] = 0, perm[1] = 2, perm[2] = 1;
+    md[0] = G * Mg, md[1] = Cg;
+    for (int32_t i = 0; i < r; i++)
+      gd[3 + i] = g.k[i], perm[3 + i] = 3 + i, md[2 + i] = g.k[i];
+    e = dml_rt_tensor_reshape(in[1], 3 + r, gd, &t);
+    if (!e) e = dml_rt_tensor_transpose(t, perm, &wt);
+    drop(&t);
+    if (!e) e = dml_rt_tensor_reshape(wt, 2 + r, md, &t);
+    drop(&wt);
+    int64_t st[DML_MAX_RANK], en[DML_MAX_RANK], sp[DML_MAX_RANK];
+    for (int32_t i = 0; i < r; i++) st[i] = -1, en[i] = INT64_MIN, sp[i] = -1;
+    if (!e) e = dml_rt_tensor_slice(t, (uint32_t)r, ax, st, en, sp, &wf);
+    drop(&t);
+  }
+  if (!e) {
+    dml_attr_t ca[3];
+    int64_t dd[DML_MAX_RANK];
+    for (int32_t i = 0; i < r; i++) dd[i] = g.d[i];
+    ca[0] = ints_attr("pads", cp, 2 * (size_t)r);
+    ca[1] = ints_attr("dilations", dd, (size_t)r);
+    ca[2] = int_attr("group", g.group);
+    dml_rt_tensor_t cin[3] = {xu, wf, n > 2 ? in[2] : NONE};
+    e = dml_rt_tensor_op("Conv", cin, n > 2 && in[2].id ? 3u : 2u, ca, 3, out, 1);
+  }
+  drop(&xu);
+  drop(&wf);
+  return e;
+}
+
+dml_status_t dml_rt_eager_gather_nd(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                                    uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                                    dml_rt_tensor_t *out, uint32_t n_out) {
+  if (n_out != 1)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "GatherND",
+                           "GatherND has 1 output, not %u", n_out);
+  if (n < 1 || !in[0].id)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "GatherND",
+                           "input 0 is required");
+  dml_rt_tensor_info_t x;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[0], &x));
+  dml_status_t e = gather_nd(dev, in, n, attrs, na, &x, out);
+  return e ? dml_status_annotate(dml_rt_eager_as_op(e, DML_OP_GATHER_ND),
+                                 "GatherND on %s (composed)", dml_rt_device_name(dev))
+           : DML_OK;
+}
+
 dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
                                    const dml_rt_tensor_t *in, uint32_t n_in,
                                    const dml_attr_t *attrs, uint32_t n_attrs,
@@ -1022,7 +1524,9 @@ dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
     case DML_OP_FLATTEN:
     case DML_OP_SQUEEZE:
     case DML_OP_UNSQUEEZE:
-    case DML_OP_GATHER_ELEMENTS: break;
+    case DML_OP_GATHER_ELEMENTS:
+    case DML_OP_SCATTER_ND:
+    case DML_OP_CONV_TRANSPOSE: break;
     case DML_OP_MATMUL:
     case DML_OP_GEMM:
     case DML_OP_CONV: numeric = 2; break;
@@ -1061,6 +1565,10 @@ dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
     e = split(dev, in, n_in, attrs, n_attrs, &x, out, n_out);
   else if (id == DML_OP_GATHER_ELEMENTS)
     e = gather_elements(dev, in, n_in, attrs, n_attrs, &x, out);
+  else if (id == DML_OP_SCATTER_ND)
+    e = scatter_nd(dev, in, n_in, attrs, n_attrs, &x, out);
+  else if (id == DML_OP_CONV_TRANSPOSE)
+    e = conv_transpose(dev, in, n_in, attrs, n_attrs, &x, out);
   else
     e = reshape_op(dev, id, in, n_in, attrs, n_attrs, out);
   if (e)

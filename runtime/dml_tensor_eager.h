@@ -61,13 +61,35 @@ dml_status_t dml_rt_eager_norm(dml_rt_device_t *dev, dml_op_t id, dml_rt_tensor_
  * library) as a composition of the library's kernels and views when the
  * op is one of the composed ops (docs/tensor.md "Composed ops": the
  * normalizations, the pools, Pad, Tile, Split, Reshape, Squeeze,
- * Unsqueeze, Flatten, GatherElements; MatMul, Gemm and Conv of f16 and
- * bf16 through f32) and sets *done; leaves *done 0 and returns DML_OK
- * otherwise (the caller's other paths then run or refuse it). Outputs as
- * dml_rt_tensor_op's; errors name op `id` and the device. */
+ * Unsqueeze, Flatten, GatherElements, ScatterND, ConvTranspose; MatMul, Gemm and Conv of
+ * f16 and bf16 through f32) and sets *done; leaves *done 0 and returns DML_OK otherwise
+ * (the caller's other paths then run or refuse it). Outputs as dml_rt_tensor_op's; errors
+ * name op `id` and the device. */
 dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
                                    const dml_rt_tensor_t *in, uint32_t n_in,
                                    const dml_attr_t *attrs, uint32_t n_attrs,
                                    dml_rt_tensor_t *out, uint32_t n_out, int *done);
+
+/* GatherND (ONNX GatherND-13, `batch_dims`) on tensors of any device
+ * (the CPU's too: the op has no eager shape rule of the CPU's), composed:
+ * the indices (i64 or i32) read back to the host, each tuple's row of data
+ * viewed as [rows, slice] found there (an index outside [-d, d) is
+ * OUT_OF_RANGE naming it and its position, as the CPU's kernel), those rows
+ * gathered (the Gather kernel; on the CPU its Gather) into indices[:-1] +
+ * data[b+m:]. Errors name GatherND and the device. */
+dml_status_t dml_rt_eager_gather_nd(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                                    uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                                    dml_rt_tensor_t *out, uint32_t n_out);
+
+/* ConvTranspose's output (X's dtype, dims [N, M, ...]) from its inputs'
+ * shapes and attributes (explicit pads, VALID, SAME_UPPER / SAME_LOWER,
+ * output_shape, output_padding, strides, dilations, group): the eager shape
+ * rule of the CPU's ConvTranspose kernel (which checks them again) and of
+ * the GPUs' composition. INVALID_ARGUMENT naming ConvTranspose and the
+ * device for shapes that do not fit. */
+dml_status_t dml_rt_eager_conv_transpose_dims(dml_rt_device_t *dev,
+                                              const dml_rt_tensor_t *in, uint32_t n,
+                                              const dml_attr_t *attrs, uint32_t na,
+                                              dml_tensor_t *y);
 
 #endif /* DML_TENSOR_EAGER_H_ */

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "check/every_op_edges.h"
+#include "dml_cpu.h"
 #include "dml_eager_lib.h"
 #include "dml_ops.h"
 #include "dml_tensor.h"
@@ -2216,6 +2217,244 @@ static void test_norm_fused(void) {
   free(bl);
 }
 
+/* GatherND's eager result on the CPU device (composed of Gather) against
+ * the CPU's own GatherND kernel (dml_cpu_run), byte for byte. */
+static void gather_nd_kernel_ref(dml_rt_tensor_t x, dml_rt_tensor_t ind, int64_t b,
+                                 dml_rt_tensor_t y, const char *what) {
+  dml_tensor_t t[3];
+  void *buf[3];
+  dml_rt_tensor_t all[3] = {x, ind, y};
+  for (int i = 0; i < 3; i++) {
+    dml_rt_tensor_info_t info;
+    int64_t n = 0;
+    dml_dtype_t dt;
+    CHECK_OK(dml_rt_tensor_info(all[i], &info));
+    buf[i] = down_raw(all[i], &n, &dt);
+    memset(&t[i], 0, sizeof t[i]);
+    t[i].dtype = info.dtype;
+    t[i].rank = info.rank;
+    memcpy(t[i].dims, info.dims, sizeof t[i].dims);
+    t[i].data = buf[i];
+  }
+  size_t bytes = dml_tensor_bytes(&t[2]);
+  void *ref = calloc(bytes ? bytes : 1, 1);
+  dml_tensor_t yr = t[2];
+  yr.data = ref;
+  dml_attr_t a;
+  memset(&a, 0, sizeof a);
+  a.name = "batch_dims", a.kind = DML_ATTR_INT, a.i = b;
+  dml_cpu_call_t call;
+  memset(&call, 0, sizeof call);
+  call.op = DML_OP_GATHER_ND;
+  call.inputs = t;
+  call.n_inputs = 2;
+  call.outputs = &yr;
+  call.n_outputs = 1;
+  call.attrs = &a;
+  call.n_attrs = 1;
+  CHECK_OK(dml_cpu_run(&call));
+  int same = !memcmp(ref, buf[2], bytes);
+  if (!same)
+    fprintf(stderr, "GatherND (%s): the eager op differs from the kernel\n", what);
+  CHECK(same);
+  free(ref);
+  for (int i = 0; i < 3; i++) free(buf[i]);
+}
+
+/* GatherND on the CPU (composed) against the CPU's kernel and on the GPU
+ * against the CPU, bit for bit; ScatterND (the CPU's kernel) on the GPU
+ * against the CPU. */
+static void nd_case(const char *op, pair_t x, pair_t ind, const pair_t *upd, int64_t b,
+                    const char *what) {
+  dml_attr_t a;
+  memset(&a, 0, sizeof a);
+  a.name = "batch_dims", a.kind = DML_ATTR_INT, a.i = b;
+  int g = !strcmp(op, "GatherND");
+  dml_rt_tensor_t c[3] = {x.c, ind.c, upd ? upd->c : DML_RT_TENSOR_NONE},
+                  v[3] = {x.v, ind.v, upd ? upd->v : DML_RT_TENSOR_NONE};
+  compare_typed(op, c, v, g ? 2u : 3u, &a, g && b ? 1u : 0u, what);
+  if (g) {
+    dml_rt_tensor_t y;
+    CHECK_OK(dml_rt_tensor_op(op, c, 2, &a, 1, &y, 1));
+    gather_nd_kernel_ref(x.c, ind.c, b, y, what);
+    CHECK_OK(dml_rt_tensor_free(y));
+  }
+}
+
+/* GatherND (batch_dims 0 and 1, tuples of 1 to rank indices, negative
+ * indices, i32 indices, f32 edge values, i64, u8 and f16 data, a transposed
+ * view, empty indices) and ScatterND (duplicate indices: the last update
+ * wins, as on the CPU; negative indices, slices, i64 data, a view); the
+ * errors: an index out of range OUT_OF_RANGE naming the op and the index,
+ * shapes, ScatterND's reductions on the GPU. */
+static void test_nd(void) {
+  float *xv = mixed_values(5 * 4 * 3, 0, 1, 0, EO_N_EDGES); /* every edge */
+  pair_t x = pair_new(3, D(5, 4, 3), xv, 1);
+  static const int64_t i2[] = {0, 1, -1, -2, 2, 3, 1, 0}, i1[] = {4, -5, 2};
+  pair_t ind2 = i64_pair(8, i2), ind1 = i64_pair(3, i1);
+  pair_t t2 = {DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE}, t1 = t2;
+  CHECK_OK(dml_rt_tensor_reshape(ind2.c, 2, D(4, 2), &t2.c));
+  CHECK_OK(dml_rt_tensor_reshape(ind2.v, 2, D(4, 2), &t2.v));
+  CHECK_OK(dml_rt_tensor_reshape(ind1.c, 2, D(3, 1), &t1.c));
+  CHECK_OK(dml_rt_tensor_reshape(ind1.v, 2, D(3, 1), &t1.v));
+  nd_case("GatherND", x, t2, NULL, 0, "[5,4,3] by [4,2]");
+  nd_case("GatherND", x, t1, NULL, 0, "[5,4,3] by [3,1]");
+  /* whole elements: [2, 3] tuples of 3 */
+  static const int64_t i3[] = {0, 0, 0, 4, 3, 2, -1, -1, -1, 2, 1, 0, 1, 2, 1, 3, 0, 2};
+  pair_t ind3 = i64_pair(18, i3), t3;
+  CHECK_OK(dml_rt_tensor_reshape(ind3.c, 3, D(2, 3, 3), &t3.c));
+  CHECK_OK(dml_rt_tensor_reshape(ind3.v, 3, D(2, 3, 3), &t3.v));
+  nd_case("GatherND", x, t3, NULL, 0, "[5,4,3] by [2,3,3]");
+  /* batch_dims 1: data [5, 4, 3], indices [5, 1] */
+  static const int64_t ib[] = {3, 0, -1, 2, 1};
+  pair_t indb = i64_pair(5, ib), tb;
+  CHECK_OK(dml_rt_tensor_reshape(indb.c, 2, D(5, 1), &tb.c));
+  CHECK_OK(dml_rt_tensor_reshape(indb.v, 2, D(5, 1), &tb.v));
+  nd_case("GatherND", x, tb, NULL, 1, "[5,4,3] by [5,1], batch_dims 1");
+  /* i32 indices, a transposed view of x */
+  pair_t i32p = {DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE};
+  dml_attr_t to;
+  memset(&to, 0, sizeof to);
+  to.name = "to", to.kind = DML_ATTR_INT, to.i = 6; /* INT32 */
+  CHECK_OK(dml_rt_tensor_op("Cast", &t2.c, 1, &to, 1, &i32p.c, 1));
+  CHECK_OK(dml_rt_tensor_op("Cast", &t2.v, 1, &to, 1, &i32p.v, 1));
+  pair_t xt = pair_transposed(x); /* [3, 4, 5] */
+  nd_case("GatherND", xt, i32p, NULL, 0, "transposed [3,4,5] by i32 [4,2]");
+  /* i64, u8 and f16 data */
+  static const dml_dtype_t dts[3] = {DML_DTYPE_I64, DML_DTYPE_U8, DML_DTYPE_F16};
+  for (int d = 0; d < 3; d++) {
+    char w[64];
+    snprintf(w, sizeof w, "%s [5,4,3] by [4,2]", dml_dtype_name(dts[d]));
+    pair_t tx = typed_pair(dts[d], 3, D(5, 4, 3), xv);
+    nd_case("GatherND", tx, t2, NULL, 0, w);
+    /* ScatterND of the same dtype: rows 1 and -4 (the same row: the
+     * second update wins) and 0 */
+    static const int64_t is[] = {1, -4, 0};
+    pair_t sind = i64_pair(3, is), st;
+    CHECK_OK(dml_rt_tensor_reshape(sind.c, 2, D(3, 1), &st.c));
+    CHECK_OK(dml_rt_tensor_reshape(sind.v, 2, D(3, 1), &st.v));
+    float uv[36];
+    for (int i = 0; i < 36; i++) uv[i] = (float)(i * 3 % 17) - 5.0f;
+    pair_t up = typed_pair(dts[d], 3, D(3, 4, 3), uv);
+    snprintf(w, sizeof w, "%s [5,4,3] at [3,1], a duplicate row", dml_dtype_name(dts[d]));
+    nd_case("ScatterND", tx, st, &up, 0, w);
+    pair_free(&up);
+    pair_free(&st);
+    pair_free(&sind);
+    pair_free(&tx);
+  }
+  /* ScatterND of f32 edge values: single elements (tuples of 3) and a
+   * transposed data */
+  float uv[6] = {1.5f, -2.0f, 0.0f, -0.0f, 1e30f, -3.25f};
+  pair_t u6 = pair_new(2, D(2, 3), uv, 1);
+  nd_case("ScatterND", x, t3, &u6, 0, "[5,4,3] at [2,3,3]");
+  pair_t u2 = pair_new(3, D(4, 5, 1), NULL, 4);
+  pair_t ux = {DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE};
+  CHECK_OK(dml_rt_tensor_reshape(u2.c, 2, D(4, 5), &ux.c));
+  CHECK_OK(dml_rt_tensor_reshape(u2.v, 2, D(4, 5), &ux.v));
+  nd_case("ScatterND", xt, t2, &ux, 0, "transposed [3,4,5] at [4,2]");
+  /* empty indices: [0, 2] gives [0, 3] */
+  pair_t e0 = pair_new(2, D(0, 2), NULL, 1), ei;
+  CHECK_OK(dml_rt_tensor_op("Cast", &e0.c, 1,
+                            &(dml_attr_t){.name = "to", .kind = DML_ATTR_INT, .i = 7}, 1,
+                            &ei.c, 1));
+  CHECK_OK(dml_rt_tensor_op("Cast", &e0.v, 1,
+                            &(dml_attr_t){.name = "to", .kind = DML_ATTR_INT, .i = 7}, 1,
+                            &ei.v, 1));
+  nd_case("GatherND", x, ei, NULL, 0, "[5,4,3] by [0,2]");
+  /* the errors, on both devices */
+  static const int64_t bad[] = {0, 1, 5, 0};
+  pair_t ibad = i64_pair(4, bad), tbad;
+  CHECK_OK(dml_rt_tensor_reshape(ibad.c, 2, D(2, 2), &tbad.c));
+  CHECK_OK(dml_rt_tensor_reshape(ibad.v, 2, D(2, 2), &tbad.v));
+  dml_rt_tensor_t y, in[3];
+  for (int dv = 0; dv < 2; dv++) {
+    in[0] = dv ? x.v : x.c, in[1] = dv ? tbad.v : tbad.c;
+    CHECK_ERROR(dml_rt_tensor_op("GatherND", in, 2, NULL, 0, &y, 1),
+                DML_STATUS_OUT_OF_RANGE,
+                "index 5 (at position 2) is out of range [-5, 4]");
+    in[2] = dv ? u6.v : u6.c;
+    CHECK_ERROR(dml_rt_tensor_op("ScatterND", in, 3, NULL, 0, &y, 1),
+                DML_STATUS_OUT_OF_RANGE, "index 5 (at position 2)");
+    in[1] = dv ? t1.v : t1.c;
+    dml_attr_t bd;
+    memset(&bd, 0, sizeof bd);
+    bd.name = "batch_dims", bd.kind = DML_ATTR_INT, bd.i = 2;
+    CHECK_ERROR(dml_rt_tensor_op("GatherND", in, 2, &bd, 1, &y, 1),
+                DML_STATUS_INVALID_ARGUMENT, "batch_dims 2 must be below both ranks");
+  }
+  dml_attr_t rd;
+  memset(&rd, 0, sizeof rd);
+  rd.name = "reduction", rd.kind = DML_ATTR_STRING, rd.s = "add";
+  dml_rt_tensor_t sv[3] = {x.v, t3.v, u6.v};
+  CHECK_ERROR(dml_rt_tensor_op("ScatterND", sv, 3, &rd, 1, &y, 1),
+              DML_STATUS_UNIMPLEMENTED, "reduction 'add'");
+  pair_t frees[] = {x,    ind2, ind1, t2, t1, ind3, t3, indb, tb,
+                    i32p, xt,   u6,   u2, ux, e0,   ei, ibad, tbad};
+  for (size_t i = 0; i < sizeof frees / sizeof frees[0]; i++) pair_free(&frees[i]);
+  free(xv);
+}
+
+/* ConvTranspose on the GPU (a Conv of the zero-inserted X) against the
+ * CPU's kernel: strides with output_padding, pads that crop, group 2 with
+ * dilations, bias or none, 1-D, SAME_UPPER and output_shape, an X view;
+ * the errors. Finite values (an infinite weight gives NaN on the GPU where
+ * the CPU skips the inserted zeros). */
+static void test_conv_transpose(void) {
+  dml_attr_t a[6];
+  memset(a, 0, sizeof a);
+  static const int64_t s22[2] = {2, 2}, p1[4] = {1, 1, 1, 1}, op1[2] = {1, 1},
+                       d22[2] = {2, 2}, s3[1] = {3}, p31[2] = {3, 1}, os[2] = {8, 8},
+                       p0120[4] = {0, 1, 2, 0};
+  pair_t x = pair_new(4, D(1, 2, 5, 4), NULL, 4), w = pair_new(4, D(2, 3, 3, 3), NULL, 4),
+         b = pair_new(1, D(3), NULL, 4);
+  dml_rt_tensor_t c[3] = {x.c, w.c, b.c}, v[3] = {x.v, w.v, b.v};
+  a[0] = ints_attr("strides", s22, 2);
+  a[1] = ints_attr("pads", p1, 4);
+  a[2] = ints_attr("output_padding", op1, 2);
+  compare_acc("ConvTranspose", c, v, 3, a, 3, "strides 2, pads 1, output_padding 1, B");
+  compare_acc("ConvTranspose", c, v, 2, a, 2, "strides 2, pads 1, no B");
+  a[1] = ints_attr("pads", p0120, 4);
+  compare_acc("ConvTranspose", c, v, 3, a, 2, "strides 2, pads 0 1 2 0");
+  compare_acc("ConvTranspose", c, v, 2, NULL, 0, "defaults");
+  /* an X view: [1, 2, 4, 5] transposed to [1, 2, 5, 4]... as [5, 4, 2, 1] reversed */
+  pair_t xb = pair_new(4, D(4, 5, 2, 1), NULL, 4), xt = pair_transposed(xb);
+  dml_rt_tensor_t ct[2] = {xt.c, w.c}, vt[2] = {xt.v, w.v};
+  compare_acc("ConvTranspose", ct, vt, 2, a, 1, "an X view, strides 2");
+  /* group 2, dilations 2 */
+  pair_t xg = pair_new(4, D(2, 4, 3, 3), NULL, 4),
+         wg = pair_new(4, D(4, 1, 2, 2), NULL, 4);
+  dml_rt_tensor_t cg[2] = {xg.c, wg.c}, vg[2] = {xg.v, wg.v};
+  a[0] = ints_attr("dilations", d22, 2);
+  memset(&a[1], 0, sizeof a[1]);
+  a[1].name = "group", a[1].kind = DML_ATTR_INT, a[1].i = 2;
+  compare_acc("ConvTranspose", cg, vg, 2, a, 2, "group 2, dilations 2");
+  /* 1-D, strides 3, pads 3 1 (a crop at the start) */
+  pair_t x1 = pair_new(3, D(2, 3, 7), NULL, 4), w1 = pair_new(3, D(3, 2, 3), NULL, 4);
+  dml_rt_tensor_t c1[2] = {x1.c, w1.c}, v1[2] = {x1.v, w1.v};
+  a[0] = ints_attr("strides", s3, 1);
+  a[1] = ints_attr("pads", p31, 2);
+  compare_acc("ConvTranspose", c1, v1, 2, a, 2, "1-D, strides 3, pads 3 1");
+  /* SAME_UPPER and output_shape */
+  pair_t xs = pair_new(4, D(1, 1, 4, 4), NULL, 4),
+         ws = pair_new(4, D(1, 1, 3, 3), NULL, 4);
+  dml_rt_tensor_t cs[2] = {xs.c, ws.c}, vs[2] = {xs.v, ws.v};
+  a[0] = ints_attr("strides", s22, 2);
+  memset(&a[1], 0, sizeof a[1]);
+  a[1].name = "auto_pad", a[1].kind = DML_ATTR_STRING, a[1].s = "SAME_UPPER";
+  compare_acc("ConvTranspose", cs, vs, 2, a, 2, "SAME_UPPER, strides 2");
+  a[1] = ints_attr("output_shape", os, 2);
+  compare_acc("ConvTranspose", cs, vs, 2, a, 2, "output_shape 8 8, strides 2");
+  /* the errors, on both devices */
+  dml_rt_tensor_t y, bad[2] = {xs.c, w.c}, badv[2] = {xs.v, w.v};
+  CHECK_ERROR(dml_rt_tensor_op("ConvTranspose", bad, 2, NULL, 0, &y, 1),
+              DML_STATUS_INVALID_ARGUMENT, "ConvTranspose: shape mismatch");
+  CHECK_ERROR(dml_rt_tensor_op("ConvTranspose", badv, 2, NULL, 0, &y, 1),
+              DML_STATUS_INVALID_ARGUMENT, "ConvTranspose: shape mismatch");
+  pair_t all[] = {x, w, b, xb, xt, xg, wg, x1, w1, xs, ws};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) pair_free(&all[i]);
+}
+
 /* LayerNormalization, BatchNormalization (inference), InstanceNormalization,
  * the global pools, MaxPool (Y) and AveragePool against the CPU: rows
  * longer than a workgroup (300 > 256), rows holding NaN, +-inf, -0 and
@@ -2872,6 +3111,10 @@ int main(void) {
   RUN_IF(test_norm_pool);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_norm_fused);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN_IF(test_nd);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN_IF(test_conv_transpose);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_move_ops);
   CHECK(dml_rt_device_bytes(g_vk) == start);
