@@ -2462,11 +2462,13 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
                         "no input tensor tells the device (eager ops without inputs: use "
                         "the creation calls)");
-  if (!s &&
-      id == DML_OP_GATHER_ND) { /* composed on every device (dml_tensor_compose.c) */
+  if (!s && (id == DML_OP_GATHER_ND || id == DML_OP_EINSUM)) {
+    /* composed on every device (dml_tensor_compose.c) */
     for (uint32_t i = 0; i < n_inputs; i++) free(owned[i]);
-    return dml_rt_eager_gather_nd(dev, inputs, n_inputs, attrs, n_attrs, outputs,
-                                  n_outputs);
+    return id == DML_OP_EINSUM ? dml_rt_eager_einsum(dev, inputs, n_inputs, attrs,
+                                                     n_attrs, outputs, n_outputs)
+                               : dml_rt_eager_gather_nd(dev, inputs, n_inputs, attrs,
+                                                        n_attrs, outputs, n_outputs);
   }
   dml_attr_t rattrs[8];
   int64_t axes_v[DML_MAX_RANK];

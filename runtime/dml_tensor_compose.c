@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "dml_cpu.h"
+#include "dml_einsum.h"
 #include "dml_tensor_eager.h"
 
 #define NONE DML_RT_TENSOR_NONE
@@ -1484,6 +1485,248 @@ static dml_status_t conv_transpose(dml_rt_device_t *dev, const dml_rt_tensor_t *
   drop(&xu);
   drop(&wf);
   return e;
+}
+
+/* ---- Einsum (ONNX Einsum-12), composed ---- */
+
+/* An Einsum operand: a tensor (the caller's reference) and its dims'
+ * labels (dml_einsum_t label ids). */
+typedef struct {
+  dml_rt_tensor_t t;
+  int32_t rank;
+  int8_t lab[DML_MAX_RANK];
+} ein_op_t;
+
+/* Sums o's dims whose labels `sum` marks (ReduceSum, keepdims 0). */
+static dml_status_t ein_sum_out(ein_op_t *o, const uint8_t *sum) {
+  int64_t axes[DML_MAX_RANK];
+  uint32_t na = 0;
+  int32_t nr = 0;
+  for (int32_t d = 0; d < o->rank; d++) {
+    if (sum[o->lab[d]])
+      axes[na++] = d;
+    else
+      o->lab[nr++] = o->lab[d];
+  }
+  if (!na) return DML_OK;
+  dml_attr_t a[2] = {ints_attr("axes", axes, na), int_attr("keepdims", 0)};
+  dml_rt_tensor_t y = NONE;
+  DML_RETURN_IF_ERROR(op1("ReduceSum", o->t, a, 2, &y));
+  drop(&o->t);
+  o->t = y;
+  o->rank = nr;
+  return DML_OK;
+}
+
+/* o's dims permuted to the labels ls[0 .. n-1] (each one of o's), each
+ * expanded to size[] (broadcast dims of 1), reshaped to [g[0], g[1], g[2]]
+ * (the products of the sizes of the label groups n0, n1, n2). */
+static dml_status_t ein_pack(const ein_op_t *o, const int8_t *ls, int n0, int n1, int n2,
+                             const int64_t *size, dml_rt_tensor_t *out) {
+  int64_t perm[DML_MAX_RANK], full[DML_MAX_RANK], g[3] = {1, 1, 1};
+  const int n = n0 + n1 + n2;
+  for (int i = 0; i < n; i++) {
+    for (int32_t d = 0; d < o->rank; d++)
+      if (o->lab[d] == ls[i]) perm[i] = d;
+    full[i] = size[ls[i]];
+    g[i < n0 ? 0 : i < n0 + n1 ? 1 : 2] *= full[i];
+  }
+  dml_rt_tensor_t t = NONE, x = NONE;
+  dml_status_t e = dml_rt_tensor_transpose(o->t, perm, &t);
+  if (!e) e = dml_rt_tensor_expand(t, n, full, &x);
+  if (!e) e = dml_rt_tensor_reshape(x, 3, g, out);
+  drop(&t);
+  drop(&x);
+  return e;
+}
+
+/* a := a (x) b over the labels neither `need`s (contracted by MatMul):
+ * the shared labels kept are batch dims, each operand's own ones the
+ * rows and columns; a's labels become batch, a's own, b's own. */
+static dml_status_t ein_contract(ein_op_t *a, const ein_op_t *b, const uint8_t *need,
+                                 const int64_t *size) {
+  uint8_t ina[DML_EINSUM_MAX_LABELS] = {0}, inb[DML_EINSUM_MAX_LABELS] = {0};
+  for (int32_t d = 0; d < a->rank; d++) ina[a->lab[d]] = 1;
+  for (int32_t d = 0; d < b->rank; d++) inb[b->lab[d]] = 1;
+  int8_t bat[DML_MAX_RANK], ak[DML_MAX_RANK], bk[DML_MAX_RANK], ct[DML_MAX_RANK];
+  int nb = 0, na = 0, nbk = 0, nc = 0;
+  for (int32_t d = 0; d < a->rank; d++) {
+    int8_t l = a->lab[d];
+    if (inb[l] && need[l])
+      bat[nb++] = l;
+    else if (inb[l])
+      ct[nc++] = l;
+    else
+      ak[na++] = l;
+  }
+  for (int32_t d = 0; d < b->rank; d++)
+    if (!ina[b->lab[d]]) bk[nbk++] = b->lab[d];
+  if (nb + na + nbk > DML_MAX_RANK)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "Einsum",
+                           "an intermediate of %d dims (at most %d)", nb + na + nbk,
+                           DML_MAX_RANK);
+  int8_t la[DML_MAX_RANK], lb[DML_MAX_RANK];
+  memcpy(la, bat, (size_t)nb);
+  memcpy(la + nb, ak, (size_t)na);
+  memcpy(la + nb + na, ct, (size_t)nc);
+  memcpy(lb, bat, (size_t)nb);
+  memcpy(lb + nb, ct, (size_t)nc);
+  memcpy(lb + nb + nc, bk, (size_t)nbk);
+  dml_rt_tensor_t A = NONE, B = NONE, Y = NONE, R = NONE;
+  dml_status_t e = ein_pack(a, la, nb, na, nc, size, &A);
+  if (!e) e = ein_pack(b, lb, nb, nc, nbk, size, &B);
+  if (!e) e = op2("MatMul", A, B, &Y);
+  int64_t yd[DML_MAX_RANK];
+  int8_t yl[DML_MAX_RANK];
+  int yr = 0;
+  for (int i = 0; i < nb; i++) yl[yr] = bat[i], yd[yr++] = size[bat[i]];
+  for (int i = 0; i < na; i++) yl[yr] = ak[i], yd[yr++] = size[ak[i]];
+  for (int i = 0; i < nbk; i++) yl[yr] = bk[i], yd[yr++] = size[bk[i]];
+  if (!e) e = dml_rt_tensor_reshape(Y, yr, yd, &R);
+  drop(&A);
+  drop(&B);
+  drop(&Y);
+  if (e) return e;
+  drop(&a->t);
+  a->t = R;
+  a->rank = yr;
+  memcpy(a->lab, yl, (size_t)yr);
+  return DML_OK;
+}
+
+/* Einsum on any device: the equation parsed once (dml_einsum_parse, the
+ * CPU kernel's and shape inference's parser: explicit and implicit
+ * output, ellipsis broadcasting); each operand's labels found in no other
+ * operand nor the output summed (ReduceSum); the operands folded left to
+ * right by one MatMul each over their shared labels no later operand nor
+ * the output needs (the others batch dims; views transposed, expanded,
+ * reshaped: copies where the strides do not allow a view), then the
+ * result transposed to the output's order and expanded. Repeated
+ * subscripts in one operand (diagonals, traces) are UNIMPLEMENTED. */
+static dml_status_t einsum(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint32_t n,
+                           const dml_attr_t *attrs, uint32_t na, dml_rt_tensor_t *out) {
+  static const char *const ok[] = {"equation", NULL};
+  const dml_op_t id = DML_OP_EINSUM;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  const char *eq = dml_attr_string(attrs, na, "equation", NULL);
+  if (!eq)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Einsum",
+                           "attribute 'equation' is required");
+  if (n < 1 || n > DML_EINSUM_MAX_IN)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Einsum", "%u inputs (1 to %d)",
+                           n, DML_EINSUM_MAX_IN);
+  dml_rt_tensor_info_t info[DML_EINSUM_MAX_IN];
+  int32_t ranks[DML_EINSUM_MAX_IN];
+  for (uint32_t k = 0; k < n; k++) {
+    if (!in[k].id)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Einsum", "input %u is absent",
+                             k);
+    DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[k], &info[k]));
+    ranks[k] = info[k].rank;
+    if (info[k].dtype != info[0].dtype)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Einsum",
+                             "dtype mismatch: input 0 %s, input %u %s",
+                             dml_dtype_name(info[0].dtype), k,
+                             dml_dtype_name(info[k].dtype));
+  }
+  dml_einsum_t E;
+  char why[200];
+  if (dml_einsum_parse(eq, (int)n, ranks, &E, why, sizeof why))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Einsum",
+                           "equation \"%s\": %s (on %s)", eq, why,
+                           dml_rt_device_name(dev));
+  /* each label's extent (1 broadcasts, as the CPU's kernel) */
+  int64_t size[DML_EINSUM_MAX_LABELS];
+  for (int l = 0; l < E.n_labels; l++) size[l] = -1;
+  for (uint32_t k = 0; k < n; k++)
+    for (int32_t d = 0; d < info[k].rank; d++) {
+      int l = E.in_labels[k][d];
+      int64_t v = info[k].dims[d];
+      for (int32_t d2 = 0; d2 < d; d2++)
+        if (E.in_labels[k][d2] == l)
+          return dml_status_make(
+              DML_STATUS_UNIMPLEMENTED, "Einsum",
+              "equation \"%s\": subscript '%c' repeats in input %u (a "
+              "diagonal): not taken by the eager Einsum in this version",
+              eq, E.letter[l], k);
+      if (size[l] < 0 || size[l] == 1)
+        size[l] = v;
+      else if (v != size[l] && v != 1)
+        return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Einsum",
+                               "shape mismatch (on %s): subscript '%c' has extents %lld "
+                               "and %lld",
+                               dml_rt_device_name(dev), E.letter[l], (long long)size[l],
+                               (long long)v);
+    }
+  for (int l = 0; l < E.n_labels; l++)
+    if (size[l] < 0) size[l] = 1;
+  /* uses[l]: the operands holding label l; in the output */
+  int uses[DML_EINSUM_MAX_LABELS] = {0};
+  uint8_t in_out[DML_EINSUM_MAX_LABELS] = {0};
+  for (uint32_t k = 0; k < n; k++)
+    for (int32_t d = 0; d < info[k].rank; d++) uses[E.in_labels[k][d]]++;
+  for (int32_t d = 0; d < E.out_rank; d++) in_out[E.out_labels[d]] = 1;
+  ein_op_t cur;
+  memset(&cur, 0, sizeof cur);
+  dml_status_t e = dml_rt_tensor_retain(in[0]);
+  if (e) return e;
+  cur.t = in[0];
+  cur.rank = info[0].rank;
+  memcpy(cur.lab, E.in_labels[0], (size_t)cur.rank);
+  uint8_t drop_l[DML_EINSUM_MAX_LABELS];
+  for (int l = 0; l < E.n_labels; l++) drop_l[l] = !in_out[l] && uses[l] == 1;
+  e = ein_sum_out(&cur, drop_l);
+  for (uint32_t k = 1; k < n && !e; k++) {
+    ein_op_t b;
+    memset(&b, 0, sizeof b);
+    e = dml_rt_tensor_retain(in[k]);
+    if (e) break;
+    b.t = in[k];
+    b.rank = info[k].rank;
+    memcpy(b.lab, E.in_labels[k], (size_t)b.rank);
+    e = ein_sum_out(&b, drop_l);
+    /* the labels the output or a later operand needs */
+    uint8_t need[DML_EINSUM_MAX_LABELS];
+    memcpy(need, in_out, sizeof need);
+    for (uint32_t j = k + 1; j < n; j++)
+      for (int32_t d = 0; d < info[j].rank; d++) need[E.in_labels[j][d]] = 1;
+    if (!e) e = ein_contract(&cur, &b, need, size);
+    drop(&b.t);
+  }
+  /* the output's order and extents */
+  if (!e) {
+    int64_t perm[DML_MAX_RANK], od[DML_MAX_RANK];
+    dml_rt_tensor_t t = NONE, x = NONE;
+    for (int32_t i = 0; i < E.out_rank; i++) {
+      od[i] = size[E.out_labels[i]];
+      perm[i] = -1;
+      for (int32_t d = 0; d < cur.rank; d++)
+        if (cur.lab[d] == E.out_labels[i]) perm[i] = d;
+    }
+    if (cur.rank != E.out_rank)
+      e = dml_status_make(DML_STATUS_INTERNAL, "Einsum",
+                          "equation \"%s\": %d dims left for an output of %d", eq,
+                          (int)cur.rank, (int)E.out_rank);
+    if (!e) e = dml_rt_tensor_transpose(cur.t, perm, &t);
+    if (!e) e = dml_rt_tensor_expand(t, E.out_rank, od, &x);
+    if (!e) e = dml_rt_tensor_contiguous(x, out);
+    drop(&t);
+    drop(&x);
+  }
+  drop(&cur.t);
+  return e;
+}
+
+dml_status_t dml_rt_eager_einsum(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                                 uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                                 dml_rt_tensor_t *out, uint32_t n_out) {
+  if (n_out != 1)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Einsum",
+                           "Einsum has 1 output, not %u", n_out);
+  dml_status_t e = einsum(dev, in, n, attrs, na, out);
+  return e ? dml_status_annotate(dml_rt_eager_as_op(e, DML_OP_EINSUM),
+                                 "Einsum on %s (composed)", dml_rt_device_name(dev))
+           : DML_OK;
 }
 
 dml_status_t dml_rt_eager_gather_nd(dml_rt_device_t *dev, const dml_rt_tensor_t *in,

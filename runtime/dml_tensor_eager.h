@@ -81,6 +81,15 @@ dml_status_t dml_rt_eager_gather_nd(dml_rt_device_t *dev, const dml_rt_tensor_t 
                                     uint32_t n, const dml_attr_t *attrs, uint32_t na,
                                     dml_rt_tensor_t *out, uint32_t n_out);
 
+/* Einsum (ONNX Einsum-12: explicit and implicit output, ellipsis) on
+ * tensors of any device, composed of ReduceSum, MatMul and the tensor API's
+ * views (docs/tensor.md "Composed ops"); the equation parsed once by
+ * dml_einsum_parse. Repeated subscripts within one operand (diagonals) are
+ * UNIMPLEMENTED; errors name Einsum and the device. */
+dml_status_t dml_rt_eager_einsum(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                                 uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                                 dml_rt_tensor_t *out, uint32_t n_out);
+
 /* ConvTranspose's output (X's dtype, dims [N, M, ...]) from its inputs'
  * shapes and attributes (explicit pads, VALID, SAME_UPPER / SAME_LOWER,
  * output_shape, output_padding, strides, dilations, group): the eager shape
