@@ -827,8 +827,63 @@ static dml_status_t gather_kernel(dml_kpool_t *p, dml_dtype_t dt, dml_kernel_t *
                             : DML_OK;
 }
 
+/* The slice-copy kernel of Concat for x's dtype dt (an elementwise row of
+ * op Concat, one operand, max_len 3; dml_eager_lib.h DML_EAGER_PC_OUT):
+ * element i of the index space [D3, D4, D5] (the last three dims words)
+ * read from operand 0 at its offset and strides and written to y at the
+ * output words' offset and strides, moved as bits (as gather_kernel): one
+ * dispatch per input writes it into its slice of the output. */
+static dml_status_t concat_kernel(dml_kpool_t *p, dml_dtype_t dt, dml_kernel_t *K,
+                                  const char **why) {
+  dml_kdtype_t kt = DML_KT_F32;
+  if (dt == DML_DTYPE_F16 || dt == DML_DTYPE_BF16)
+    kt = DML_KT_U16;
+  else if (dt == DML_DTYPE_BOOL)
+    kt = DML_KT_U8;
+  else if (dt == DML_DTYPE_F64)
+    kt = DML_KT_U64;
+  else if (!dml_kdtype_of(dt, &kt)) {
+    *why = "no kernel dtype";
+    return DML_OK;
+  }
+  const int32_t vt = DML_KVAR_FIRST_LOOP;
+  const dml_kidx_t *i = iadd(p, dml_ki_var(p, DML_KVAR_GID_X),
+                             imul(p, dml_ki_var(p, vt), sym(p, DML_EAGER_PC_STRIDE)));
+  const dml_kidx_t *c[3], *rest = i;
+  for (int d = 2; d >= 0; d--) {
+    const dml_kidx_t *e = sym(p, DML_EAGER_PC_DIMS + DML_EAGER_RANK - 3 + (uint32_t)d);
+    c[d] = d == 0 ? rest : dml_ki_bin(p, DML_KI_MOD, rest, e);
+    rest = dml_ki_bin(p, DML_KI_DIV, rest, e);
+  }
+  const uint32_t wi = DML_EAGER_PC_IN, wo = DML_EAGER_PC_OUT;
+  const dml_kidx_t *xi = sym(p, wi), *yi = sym(p, wo);
+  for (uint32_t d = 0; d < 3; d++) {
+    xi = iadd(p, xi, imul(p, c[d], sym(p, wi + 1 + DML_EAGER_RANK - 3 + d)));
+    yi = iadd(p, yi, imul(p, c[d], sym(p, wo + 1 + DML_EAGER_RANK - 3 + d)));
+  }
+  dml_kstmt_t *st = dml_ks_new(p, DML_KS_STORE);
+  if (st) {
+    st->buf = DML_KBUF_ARENA;
+    st->dtype = kt;
+    st->idx = yi;
+    st->val = dml_kv_load_t(p, DML_KBUF_WEIGHTS, kt, xi);
+  }
+  dml_kstmt_t *body = stmt_for(p, vt, sym(p, DML_EAGER_PC_ITERS),
+                               stmt_if(p, NULL, i, sym(p, DML_EAGER_PC_N), st));
+  memset(K, 0, sizeof *K);
+  snprintf(K->name, sizeof K->name, "eager_ConcatSlice_%s", dml_dtype_name(dt));
+  K->kind = DML_KK_ELEMENTWISE;
+  K->local[0] = DML_EAGER_LOCAL;
+  K->local[1] = K->local[2] = 1;
+  K->body = body;
+  return p->failed || !body ? dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED,
+                                              "codegen.eager", "out of memory")
+                            : DML_OK;
+}
+
 /* The Gather kernels: x of f32, f16, bf16, f64, i32, i64, u8, i8, i16,
- * u16, u32, u64, bool (every dtype of the library). */
+ * u16, u32, u64, bool (every dtype of the library); then Concat's
+ * slice-copy kernels of the same dtypes. */
 static dml_status_t emit_gather(gen_t *G) {
   static const dml_dtype_t dts[] = {
       DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16, DML_DTYPE_F64, DML_DTYPE_I32,
@@ -846,6 +901,19 @@ static dml_status_t emit_gather(gen_t *G) {
     else if (!s)
       s = emit_words(G, &K, DML_EAGER_GA_WORDS, DML_OP_GATHER, DML_EAGER_GATHER, 2, 0,
                      dts[d], dts[d], 0);
+    dml_kpool_free(&pool);
+  }
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0] && !s; d++) { /* Concat's copies */
+    dml_kpool_t pool = {0};
+    dml_kernel_t K;
+    const char *why = NULL;
+    s = concat_kernel(&pool, dts[d], &K, &why);
+    if (!s && why)
+      fprintf(stderr, "dmlc_eager_libgen: Concat (%s) left out: %s\n",
+              dml_dtype_name(dts[d]), why);
+    else if (!s)
+      s = emit_words(G, &K, DML_EAGER_PC_WORDS, DML_OP_CONCAT, DML_EAGER_EW, 1, 3, dts[d],
+                     dts[d], 0);
     dml_kpool_free(&pool);
   }
   return s;

@@ -51,6 +51,13 @@ enum {
    * attribute as 0 or 1); IsInf: detect_positive, detect_negative (0 or 1);
    * BitShift: direction (1 LEFT, 0 RIGHT); Shrink: lambd, bias. */
   DML_EAGER_PC_ATTR = DML_EAGER_PC_IN + 2 * DML_EAGER_PC_IN_WORDS,
+  /* Concat's slice-copy rows (op Concat, one operand, max_len 3: the
+   * index space's last three dims): y's element offset, then its
+   * DML_EAGER_RANK strides (input 1's words, which one operand leaves
+   * free): element i is written at OUT + sum_d coord_d * ostride_d instead
+   * of i, so that each input of a Concat is copied into its slice of the
+   * output in one dispatch. */
+  DML_EAGER_PC_OUT = DML_EAGER_PC_IN + DML_EAGER_PC_IN_WORDS,
 };
 
 /* 1 when the kernels of op `op` read its attributes from the words

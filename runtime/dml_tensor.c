@@ -1618,6 +1618,10 @@ static dml_status_t small_ints(const slot_t *x, const char *opn, const char *wha
  * not the outermost dim above 1, or the input is not contiguous); with
  * dims above 1 before the axis, the spans fill a temporary [L, P, Q] that
  * the Identity kernel reads back as [P, L, Q]. */
+static void reach(int64_t off, int32_t rank, const int64_t *dims, const int64_t *st,
+                  int64_t *lo, int64_t *hi);
+static dml_status_t below_2_32(const char *opn, const char *what, int64_t lo, int64_t hi);
+
 static dml_status_t eager_concat(dml_rt_device_t *dev, const dml_rt_tensor_t *h,
                                  slot_t *const *x, uint32_t n, const dml_tensor_t *y,
                                  int64_t axis, dml_rt_tensor_t *out) {
@@ -1633,6 +1637,62 @@ static dml_status_t eager_concat(dml_rt_device_t *dev, const dml_rt_tensor_t *h,
   const uint64_t es = dml_dtype_size(y->dtype);
   dml_rt_tensor_t t = DML_RT_TENSOR_NONE;
   *out = DML_RT_TENSOR_NONE;
+  /* P > 1: each input copied into its slice of y by the slice-copy kernel
+   * (dml_eager_lib.h DML_EAGER_PC_OUT), one dispatch per input */
+  const int32_t kc = P > 1 ? eager_find_t(dev, DML_OP_CONCAT, 1, y->dtype, y->dtype) : -1;
+  if (kc >= 0 && dev->lib[kc].max_len == 3 && P * L * Q <= (int64_t)UINT32_MAX) {
+    dml_status_t e = make(dev, y->dtype, y->rank, y->dims, NULL, opn, out);
+    slot_t *ys = NULL;
+    if (!e) e = get(*out, opn, &ys);
+    int64_t at = 0; /* y's slices before input j along the axis */
+    for (uint32_t j = 0; j < n && !e; j++) {
+      const int64_t Lj = x[j]->rank ? x[j]->dims[axis] : 1, m = P * Lj * Q;
+      if (m == 0) continue;
+      const int64_t d3[3] = {P, Lj, Q};
+      int64_t s3[3];
+      dml_rt_tensor_t c = DML_RT_TENSOR_NONE;
+      const slot_t *cs = x[j];
+      if (!nocopy_strides(x[j], 3, d3, s3)) { /* a view that does not merge */
+        e = dml_rt_tensor_op("Identity", &h[j], 1, NULL, 0, &c, 1);
+        slot_t *c2 = NULL;
+        if (!e) e = get(c, opn, &c2);
+        cs = c2;
+        s3[0] = Lj * Q, s3[1] = Q, s3[2] = 1;
+      }
+      int64_t lo = 0, hi = 0;
+      if (!e) reach(cs->offset, 3, d3, s3, &lo, &hi);
+      if (!e) e = below_2_32(opn, "an input", lo, hi);
+      if (!e) {
+        uint32_t pc[DML_EAGER_PC_WORDS];
+        memset(pc, 0, sizeof pc);
+        uint64_t groups = ((uint64_t)m + DML_EAGER_LOCAL - 1) / DML_EAGER_LOCAL;
+        if (groups > 65535) groups = 65535;
+        const uint64_t stride = groups * DML_EAGER_LOCAL;
+        pc[DML_EAGER_PC_N] = (uint32_t)m;
+        pc[DML_EAGER_PC_STRIDE] = (uint32_t)stride;
+        pc[DML_EAGER_PC_ITERS] = (uint32_t)(((uint64_t)m + stride - 1) / stride);
+        for (uint32_t d = 0; d < DML_EAGER_RANK; d++) pc[DML_EAGER_PC_DIMS + d] = 1;
+        const int64_t os[3] = {L * Q, Q, 1};
+        pc[DML_EAGER_PC_IN] = (uint32_t)cs->offset;
+        pc[DML_EAGER_PC_OUT] = (uint32_t)(at * Q);
+        for (uint32_t d = 0; d < 3; d++) {
+          const uint32_t k = DML_EAGER_RANK - 3 + d;
+          pc[DML_EAGER_PC_DIMS + k] = (uint32_t)d3[d];
+          pc[DML_EAGER_PC_IN + 1 + k] = (uint32_t)s3[d]; /* wraps as the kernel's */
+          pc[DML_EAGER_PC_OUT + 1 + k] = (uint32_t)os[d];
+        }
+        e = dev->mem->run_kernel(dev->h, (uint32_t)kc, ys->st->buf, cs->st->buf, NULL, 0,
+                                 0, pc, DML_EAGER_PC_WORDS, (uint32_t)groups);
+      }
+      at += Lj;
+      if (c.id) dml_status_free(dml_rt_tensor_free(c));
+    }
+    if (e && out->id) {
+      dml_status_free(dml_rt_tensor_free(*out));
+      *out = DML_RT_TENSOR_NONE;
+    }
+    return e;
+  }
   /* P 1: the spans go to y itself */
   const int64_t td[3] = {L, P, Q};
   dml_status_t e = P == 1 ? make(dev, y->dtype, y->rank, y->dims, NULL, opn, out)

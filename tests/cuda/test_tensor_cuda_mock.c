@@ -287,6 +287,36 @@ static int emulate_norm(const dml_eager_kernel_t *E, const unsigned grid[3],
   return 0;
 }
 
+/* Concat's slice-copy row (op Concat, one operand, max_len 3): element i
+ * of the index space [D3, D4, D5] read from x at operand 0's offset and
+ * strides and written to y at the DML_EAGER_PC_OUT offset and strides, as
+ * bytes of the row's dtype; each element taken once by the grid. */
+static int emulate_concat(const dml_eager_kernel_t *E, const unsigned grid[3],
+                          const unsigned block[3], void **params) {
+  char *y = (char *)(uintptr_t) * (unsigned long long *)params[0];
+  const char *x = (const char *)(uintptr_t) * (unsigned long long *)params[1];
+  const unsigned *pc = (const unsigned *)params[2];
+  const size_t es = dml_dtype_size((dml_dtype_t)E->dtype);
+  const uint32_t n = pc[DML_EAGER_PC_N], stride = pc[DML_EAGER_PC_STRIDE],
+                 iters = pc[DML_EAGER_PC_ITERS];
+  if (E->max_len != 3 || (uint64_t)grid[0] * block[0] != stride ||
+      (uint64_t)iters * stride < n)
+    return 1;
+  const uint32_t r0 = DML_EAGER_RANK - 3;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t q = i % pc[DML_EAGER_PC_DIMS + r0 + 2],
+             rest = i / pc[DML_EAGER_PC_DIMS + r0 + 2],
+             l = rest % pc[DML_EAGER_PC_DIMS + r0 + 1],
+             p = rest / pc[DML_EAGER_PC_DIMS + r0 + 1];
+    uint32_t xi = pc[DML_EAGER_PC_IN] + p * pc[DML_EAGER_PC_IN + 1 + r0] +
+                  l * pc[DML_EAGER_PC_IN + 2 + r0] + q * pc[DML_EAGER_PC_IN + 3 + r0];
+    uint32_t yi = pc[DML_EAGER_PC_OUT] + p * pc[DML_EAGER_PC_OUT + 1 + r0] +
+                  l * pc[DML_EAGER_PC_OUT + 2 + r0] + q * pc[DML_EAGER_PC_OUT + 3 + r0];
+    memcpy(y + (size_t)yi * es, x + (size_t)xi * es, es);
+  }
+  return 0;
+}
+
 /* Kernel row k's contract on the host; 0 or a CUresult (1: invalid). */
 static int emulate(const char *entry, const unsigned grid[3], const unsigned block[3],
                    void **params) {
@@ -301,6 +331,7 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
   if (E->kind == DML_EAGER_CONV) return emulate_conv(E, grid, block, params);
   if (E->kind == DML_EAGER_GATHER) return emulate_gather(E, grid, block, params);
   if (E->kind == DML_EAGER_NORM) return emulate_norm(E, grid, params);
+  if (E->op == DML_OP_CONCAT) return emulate_concat(E, grid, block, params);
   char *y = (char *)(uintptr_t) * (unsigned long long *)params[0];
   const char *x = (const char *)(uintptr_t) * (unsigned long long *)params[1];
   const unsigned *pc = (const unsigned *)params[2];

@@ -208,8 +208,9 @@ static void test_every_op(void) {
     dml_op_t op = K->op;
     if (k > 0 && dml_eager_spirv[k - 1].op == op) continue; /* a reduction's other form */
     if (K->kind == DML_EAGER_MATMUL || K->kind == DML_EAGER_CONV ||
-        K->kind == DML_EAGER_GATHER || K->kind == DML_EAGER_NORM)
-      continue; /* below; Gather: test_move; the normalizations: test_norm_* */
+        K->kind == DML_EAGER_GATHER || K->kind == DML_EAGER_NORM ||
+        K->op == DML_OP_CONCAT)
+      continue; /* below; Gather, Concat: test_move; the normalizations: test_norm_* */
     if (!plain_f32(K)) continue; /* test_dtypes */
     dml_attr_t fmod = {0};
     fmod.name = "fmod";
@@ -1043,8 +1044,9 @@ static void test_dtypes(void) {
   for (uint32_t k = 0; k < dml_eager_spirv_count; k++) {
     const dml_eager_kernel_t *K = &dml_eager_spirv[k];
     if (plain_f32(K) || K->kind == DML_EAGER_MATMUL || K->kind == DML_EAGER_CONV ||
-        K->kind == DML_EAGER_GATHER || K->kind == DML_EAGER_NORM)
-      continue; /* Gather: test_move; the normalizations: test_norm_* */
+        K->kind == DML_EAGER_GATHER || K->kind == DML_EAGER_NORM ||
+        K->op == DML_OP_CONCAT)
+      continue; /* Gather, Concat: test_move; the normalizations: test_norm_* */
     if (k > 0 && dml_eager_spirv[k - 1].op == K->op &&
         dml_eager_spirv[k - 1].n_inputs == K->n_inputs &&
         dml_eager_spirv[k - 1].dtype == K->dtype &&
