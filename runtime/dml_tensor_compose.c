@@ -312,6 +312,9 @@ static dml_status_t instance_norm(dml_rt_device_t *dev, const dml_rt_tensor_t *i
   return DML_OK;
 }
 
+/* The shortest row the fused normalization kernel takes (norm_fused). */
+#define NORM_MIN_ROW 64
+
 /* *out = t as a contiguous f32 tensor (t itself with one more reference
  * when it is one already; else a Cast and/or a copy on the device). */
 static dml_status_t f32_dense(dml_rt_tensor_t t, dml_rt_tensor_t *out) {
@@ -376,6 +379,18 @@ static dml_status_t norm_fused(dml_rt_device_t *dev, dml_op_t id,
                              (int)x->rank);
     DML_RETURN_IF_ERROR(check_channels(id, in, 1, 2, x->dims[1], "scale and B"));
   }
+  /* Layer and Instance: scale and B of x's dtype, as the CPU's kernels
+   * require (BatchNormalization's may differ: T1, T2 of ONNX) */
+  for (uint32_t j = 1; j < n && j < 3 && !bn; j++) {
+    if (!in[j].id) continue;
+    dml_rt_tensor_info_t ij;
+    DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[j], &ij));
+    if (ij.dtype != x->dtype)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id),
+                             "dtype mismatch (on %s): X %s, input %u %s",
+                             dml_rt_device_name(dev), dml_dtype_name(x->dtype), j,
+                             dml_dtype_name(ij.dtype));
+  }
   /* rows: the dims before `axis` (Instance, Batch: N * C, channel r % C) */
   nm.rows = 1, nm.len = 1;
   for (int32_t d = 0; d < x->rank; d++) {
@@ -386,6 +401,11 @@ static dml_status_t norm_fused(dml_rt_device_t *dev, dml_op_t id,
   }
   nm.channels = ln ? 1 : x->dims[1];
   nm.given = bn;
+  /* rows shorter than a quarter workgroup: the kernel would leave most of
+   * each row's workgroup idle (BatchNormalization of [1024, 512], rows of
+   * 1: 1.7 s on lavapipe); the composition's elementwise and short-row
+   * reduction kernels take them */
+  if (nm.len < NORM_MIN_ROW) return DML_OK;
   dml_rt_tensor_t p[4] = {NONE, NONE, NONE, NONE}, pk = NONE, xc = NONE, t = NONE;
   dml_status_t e = DML_OK;
   if (ln) { /* scale and B broadcast to the normalized dims, dense f32 */

@@ -2126,10 +2126,10 @@ static pair_t pair_reversed(pair_t p) {
 /* The fused normalization kernels (dml_eager_lib.h DML_EAGER_NORM) against
  * the CPU beyond test_norm_pool's cases: rows longer than 65,535 elements
  * (the workgroup's strided loops), more rows than 65,535 workgroups (the
- * rows' turns), x a transposed view, scale and B reversed views and a
- * broadcast [1] scale, no B, an empty x, BatchNormalization of rank 2
- * (rows of 1) and of rows of 70,001, f16 and bf16 with B; each by the
- * accumulating ops' tolerance. */
+ * rows' turns; rows of 3 composed instead), x a transposed view, scale and B reversed
+ * views and a broadcast [1] scale, no B, an empty x, BatchNormalization of rank 2 (rows
+ * of 1) and of rows of 70,001, f16 and bf16 with B; each by the accumulating ops'
+ * tolerance. */
 static void test_norm_fused(void) {
   float *xl = mixed_values(2 * 70001, 70001, 0, 0, 0);
   float *sl = mixed_values(70001, 0, 0, 0, 0), *bl = mixed_values(70001, 0, 0, 0, 0);
@@ -2149,6 +2149,17 @@ static void test_norm_fused(void) {
   composed_case("LayerNormalization", r, 3, NULL, 0, 1, "[70000,3]");
   composed_case("LayerNormalization", r, 2, NULL, 0, 1, "[70000,3], no B");
   for (int j = 0; j < 3; j++) pair_free(&r[j]);
+  /* rows of 3 are composed (shorter than NORM_MIN_ROW); 70,000 rows of 64
+   * take the kernel's turns */
+  float *x64 = (float *)malloc((size_t)70000 * 64 * 4);
+  for (int64_t i = 0; i < 70000 * 64; i++)
+    x64[i] = i % 9973 == 5 ? eo_edges[(size_t)(i / 9973) % 9]
+                           : rnd() * 0.25f + (float)(i % 3) * 2 - 2;
+  pair_t r64[3] = {pair_new(2, D(70000, 64), x64, 1), pair_new(1, D(64), sl, 1),
+                   pair_new(1, D(64), bl, 1)};
+  composed_case("LayerNormalization", r64, 3, NULL, 0, 1, "[70000,64]");
+  for (int j = 0; j < 3; j++) pair_free(&r64[j]);
+  free(x64);
   /* x a transposed view of [300, 5], scale and B reversed views */
   float *xt = mixed_values(300 * 5, 2, 301, 0, 9);
   pair_t base[3] = {pair_new(2, D(300, 5), xt, 1), pair_new(1, D(300), sl, 1),
@@ -2199,6 +2210,16 @@ static void test_norm_fused(void) {
   pair_free(&b3[0]);
   pair_free(&b3[3]);
   for (int j = 0; j < 5; j++) pair_free(&b2[j]);
+  /* a scale of another dtype than x: refused as the CPU refuses it */
+  {
+    pair_t hx = typed_pair(DML_DTYPE_F16, 2, D(5, 300), xl),
+           fs = pair_new(1, D(300), sl, 1);
+    dml_rt_tensor_t y, hv[2] = {hx.v, fs.v};
+    CHECK_ERROR(dml_rt_tensor_op("LayerNormalization", hv, 2, NULL, 0, &y, 1),
+                DML_STATUS_INVALID_ARGUMENT, "dtype mismatch");
+    pair_free(&hx);
+    pair_free(&fs);
+  }
   /* f16 and bf16 LayerNormalization with B, x holding the edge values */
   static const dml_dtype_t hdt[2] = {DML_DTYPE_F16, DML_DTYPE_BF16};
   float *xh = mixed_values(5 * 300, 300, 97, 0, 10);
