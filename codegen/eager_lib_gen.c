@@ -1091,6 +1091,114 @@ static dml_status_t emit_norm(gen_t *G) {
   return s;
 }
 
+/* MaxPool's Indices kernel of X's dtype dt (dml_eager_lib.h
+ * DML_EAGER_POOLIDX): the CPU's visit of each window (cpu_pool.c), in f32
+ * (f16, bf16 widened exactly) or f64. */
+static dml_status_t poolidx_kernel(dml_kpool_t *p, dml_dtype_t dt, dml_kernel_t *K) {
+  const dml_kdtype_t lt = dt == DML_DTYPE_F16    ? DML_KT_F16
+                          : dt == DML_DTYPE_BF16 ? DML_KT_BF16
+                          : dt == DML_DTYPE_F64  ? DML_KT_F64
+                                                 : DML_KT_F32;
+  const dml_kdtype_t ct = dt == DML_DTYPE_F64 ? DML_KT_F64 : DML_KT_F32;
+  const int32_t vt = DML_KVAR_FIRST_LOOP, vi = vt + 1, vj = vt + 2;
+  const dml_kidx_t *i = iadd(p, dml_ki_var(p, DML_KVAR_GID_X),
+                             imul(p, dml_ki_var(p, vt), sym(p, DML_EAGER_PI_STRIDE)));
+  const dml_kidx_t *OW = sym(p, DML_EAGER_PI_OW), *OH = sym(p, DML_EAGER_PI_OH);
+  const dml_kidx_t *H = sym(p, DML_EAGER_PI_H), *W = sym(p, DML_EAGER_PI_W);
+  const dml_kidx_t *PH = sym(p, DML_EAGER_PI_PH), *PW = sym(p, DML_EAGER_PI_PW);
+  const dml_kidx_t *ow = dml_ki_bin(p, DML_KI_MOD, i, OW);
+  const dml_kidx_t *r1 = dml_ki_bin(p, DML_KI_DIV, i, OW);
+  const dml_kidx_t *oh = dml_ki_bin(p, DML_KI_MOD, r1, OH);
+  const dml_kidx_t *nc = dml_ki_bin(p, DML_KI_DIV, r1, OH);
+  const dml_kidx_t *ihp = iadd(p, imul(p, oh, sym(p, DML_EAGER_PI_SH)),
+                               imul(p, dml_ki_var(p, vi), sym(p, DML_EAGER_PI_DH)));
+  const dml_kidx_t *iwp = iadd(p, imul(p, ow, sym(p, DML_EAGER_PI_SW)),
+                               imul(p, dml_ki_var(p, vj), sym(p, DML_EAGER_PI_DW)));
+  /* the tap's offset in its image */
+  const dml_kidx_t *off = iadd(p, imul(p, dml_ki_bin(p, DML_KI_SUB, ihp, PH), W),
+                               dml_ki_bin(p, DML_KI_SUB, iwp, PW));
+  const dml_kidx_t *xi =
+      iadd(p, sym(p, DML_EAGER_PI_X_OFF), iadd(p, imul(p, nc, imul(p, H, W)), off));
+  /* registers: 0 the best value, 1 the winner's offset (u32), 2 found
+   * (f32 0 or 1), 3 the tap's value */
+  const uint32_t racc = 0, rpos = 1, rfl = 2, rv = 3;
+  const dml_kval_t *acc = dml_kv_reg_t(p, racc, ct), *v = dml_kv_reg_t(p, rv, ct);
+  const dml_kval_t *ld = dml_kv_load_t(p, DML_KBUF_WEIGHTS, lt, xi);
+  if (lt != ct) ld = dml_kv_cast(p, ct, ld);
+  const dml_kval_t *take = dml_kv_fn(
+      p, DML_KF_OR,
+      dml_kv_fn(p, DML_KF_OR,
+                dml_kv_fn(p, DML_KF_LT, dml_kv_reg(p, rfl), dml_kv_const(p, 0.5f)),
+                dml_kv_fn(p, DML_KF_GT, v, acc)),
+      dml_kv_fn(p, DML_KF_AND,
+                dml_kv_fn(p, DML_KF_NOT, dml_kv_fn(p, DML_KF_EQ, v, v), NULL),
+                dml_kv_fn(p, DML_KF_EQ, acc, acc)));
+  dml_kblock_t tap = {NULL, NULL};
+  dml_kblock_add(&tap, stmt_set(p, rv, ld));
+  dml_kblock_add(&tap, stmt_set(p, rpos,
+                                dml_kv_select(p, take, dml_kv_idx(p, DML_KT_U32, off),
+                                              dml_kv_reg_t(p, rpos, DML_KT_U32))));
+  dml_kblock_add(&tap, stmt_set(p, racc, dml_kv_select(p, take, v, acc)));
+  dml_kblock_add(&tap, stmt_set(p, rfl, dml_kv_const(p, 1.0f)));
+  dml_kstmt_t *loop_j = stmt_for(p, vj, sym(p, DML_EAGER_PI_KW),
+                                 stmt_if(p, PH, ihp, iadd(p, PH, H),
+                                         stmt_if(p, PW, iwp, iadd(p, PW, W), tap.first)));
+  dml_kstmt_t *loop_i = stmt_for(p, vi, sym(p, DML_EAGER_PI_KH), loop_j);
+  /* the index: nc * H * W plus the offset, row- or column-major */
+  const dml_kidx_t *pos = dml_ki_val(p, dml_kv_reg_t(p, rpos, DML_KT_U32));
+  const dml_kidx_t *cm = iadd(p, imul(p, dml_ki_bin(p, DML_KI_MOD, pos, W), H),
+                              dml_ki_bin(p, DML_KI_DIV, pos, W));
+  dml_kstmt_t *st[2];
+  for (int o = 0; o < 2; o++) {
+    st[o] = dml_ks_new(p, DML_KS_STORE);
+    if (st[o]) {
+      st[o]->buf = DML_KBUF_ARENA;
+      st[o]->dtype = DML_KT_I64;
+      st[o]->idx = i;
+      st[o]->val = dml_kv_cast(
+          p, DML_KT_I64,
+          dml_kv_idx(p, DML_KT_U32, iadd(p, imul(p, nc, imul(p, H, W)), o ? cm : pos)));
+    }
+  }
+  dml_kblock_t b = {NULL, NULL};
+  dml_kblock_add(&b, stmt_let(p, racc, dml_kv_zero(p, ct)));
+  dml_kblock_add(&b, stmt_let(p, rpos, dml_kv_idx(p, DML_KT_U32, ic(p, 0))));
+  dml_kblock_add(&b, stmt_let(p, rfl, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&b, stmt_let(p, rv, dml_kv_zero(p, ct)));
+  dml_kblock_add(&b, loop_i);
+  dml_kblock_add(&b, stmt_if(p, NULL, sym(p, DML_EAGER_PI_ORDER), ic(p, 1), st[0]));
+  dml_kblock_add(&b, stmt_if(p, ic(p, 1), sym(p, DML_EAGER_PI_ORDER), ic(p, 2), st[1]));
+  dml_kstmt_t *body = stmt_for(p, vt, sym(p, DML_EAGER_PI_ITERS),
+                               stmt_if(p, NULL, i, sym(p, DML_EAGER_PI_N), b.first));
+  memset(K, 0, sizeof *K);
+  snprintf(K->name, sizeof K->name, "eager_MaxPoolIndices_%s", dml_dtype_name(dt));
+  K->kind = DML_KK_ELEMENTWISE;
+  K->local[0] = DML_EAGER_LOCAL;
+  K->local[1] = K->local[2] = 1;
+  K->body = body;
+  K->n_regs = 4;
+  return p->failed || !body ? dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED,
+                                              "codegen.eager", "out of memory")
+                            : DML_OK;
+}
+
+/* MaxPool's Indices kernels: X of f32, f16, bf16, f64. */
+static dml_status_t emit_poolidx(gen_t *G) {
+  static const dml_dtype_t dts[4] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16,
+                                     DML_DTYPE_F64};
+  dml_status_t s = DML_OK;
+  for (int d = 0; d < 4 && !s; d++) {
+    dml_kpool_t pool = {0};
+    dml_kernel_t K;
+    s = poolidx_kernel(&pool, dts[d], &K);
+    if (!s)
+      s = emit_words(G, &K, DML_EAGER_PI_WORDS, DML_OP_MAX_POOL, DML_EAGER_POOLIDX, 1, 0,
+                     dts[d], DML_DTYPE_I64, 0);
+    dml_kpool_free(&pool);
+  }
+  return s;
+}
+
 /* Writes the MatMul and Conv kernels, each operand at its own binding
  * (SPIR-V) or kernel parameter (PTX: arena, weights, in2, in3, pc). */
 static dml_status_t emit_mm_conv(gen_t *G) {
@@ -1239,6 +1347,7 @@ int main(int argc, char **argv) {
   if (!s) s = emit_mm_conv(G);
   if (!s) s = emit_gather(G);
   if (!s) s = emit_norm(G);
+  if (!s) s = emit_poolidx(G);
   if (!s) s = emit_dtypes(G);
   fprintf(G->f,
           "const dml_eager_kernel_t %s[] = {\n%s  {DML_OP_INVALID, 0, 0, 0, "

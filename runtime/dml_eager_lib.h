@@ -243,6 +243,39 @@ enum {
   DML_EAGER_NM_WORDS,
 };
 
+/* MaxPool's Indices kernels (kind DML_EAGER_POOLIDX, op MaxPool, one per
+ * dtype of X: f32, f16, bf16 compared in f32, f64 in f64; out_dtype i64),
+ * 2-D (1-D as H = 1): one invocation per element i < N of the Indices [NC,
+ * OH, OW] (contiguous, binding 0; a grid of `stride` invocations loops as
+ * the elementwise kernels): the window's taps in order (i, j) at padded
+ * coordinates (oh * SH + i * DH, ow * SW + j * DW), those inside X [NC, H,
+ * W] (contiguous at X_OFF, binding 1) visited as the CPU's kernel visits
+ * them (cpu_pool.c pool_window_f64): a tap wins when it is the window's
+ * first inside X, greater than the best so far, or a NaN over a number;
+ * the index is nc * H * W plus the winner's offset, row-major (ORDER 0)
+ * or column-major (ORDER 1), 0 for a window with no tap inside X. */
+#define DML_EAGER_POOLIDX 7u
+enum {
+  DML_EAGER_PI_N = 0,
+  DML_EAGER_PI_STRIDE,
+  DML_EAGER_PI_ITERS,
+  DML_EAGER_PI_H,
+  DML_EAGER_PI_W,
+  DML_EAGER_PI_OH,
+  DML_EAGER_PI_OW,
+  DML_EAGER_PI_KH,
+  DML_EAGER_PI_KW,
+  DML_EAGER_PI_SH,
+  DML_EAGER_PI_SW,
+  DML_EAGER_PI_PH,
+  DML_EAGER_PI_PW,
+  DML_EAGER_PI_DH,
+  DML_EAGER_PI_DW,
+  DML_EAGER_PI_X_OFF,
+  DML_EAGER_PI_ORDER,
+  DML_EAGER_PI_WORDS,
+};
+
 /* Bindings and push-constant words of every kernel's pipeline layout
  * (128 bytes, Vulkan's guaranteed minimum). */
 #define DML_EAGER_BINDINGS 4u
@@ -251,7 +284,8 @@ _Static_assert(DML_EAGER_PC_WORDS <= DML_EAGER_PC_MAX &&
                    DML_EAGER_MM_WORDS <= DML_EAGER_PC_MAX &&
                    DML_EAGER_CV_WORDS <= DML_EAGER_PC_MAX &&
                    DML_EAGER_GA_WORDS <= DML_EAGER_PC_MAX &&
-                   DML_EAGER_NM_WORDS <= DML_EAGER_PC_MAX,
+                   DML_EAGER_NM_WORDS <= DML_EAGER_PC_MAX &&
+                   DML_EAGER_PI_WORDS <= DML_EAGER_PC_MAX,
                "push constants beyond 128 bytes");
 
 /* A count of a reduction kernel's grid (dml_kpkg_lin_t's meaning). */
@@ -272,7 +306,7 @@ typedef struct dml_eager_lin {
  * Identity (kind DML_EAGER_EW) is the strided copy. */
 typedef struct dml_eager_kernel {
   dml_op_t op;
-  uint32_t kind; /* DML_EAGER_EW, _REDUCE, _MATMUL, _CONV, _GATHER, _NORM */
+  uint32_t kind; /* DML_EAGER_EW, _REDUCE, _MATMUL, _CONV, _GATHER, _NORM, _POOLIDX */
   uint32_t n_inputs;
   uint32_t n_words;
   const uint32_t *words;

@@ -2069,6 +2069,68 @@ dml_status_t dml_rt_eager_norm(dml_rt_device_t *dev, dml_op_t id, dml_rt_tensor_
   return DML_OK;
 }
 
+dml_status_t dml_rt_eager_pool_indices(dml_rt_device_t *dev, dml_rt_tensor_t x,
+                                       const int64_t *ydims, const int64_t *k,
+                                       const int64_t *s, const int64_t *d,
+                                       const int64_t *pb, int order, dml_rt_tensor_t *out,
+                                       int *done) {
+  const char *opn = "MaxPool";
+  *done = 0;
+  slot_t *xs = NULL;
+  DML_RETURN_IF_ERROR(get(x, opn, &xs));
+  int32_t kr = eager_find_t(dev, DML_OP_MAX_POOL, 1, xs->dtype, DML_DTYPE_I64);
+  if (kr < 0 || dev->lib[kr].kind != DML_EAGER_POOLIDX ||
+      (xs->rank != 3 && xs->rank != 4))
+    return DML_OK;
+  *done = 1;
+  if (!is_contig(xs))
+    return dml_status_make(DML_STATUS_INTERNAL, opn,
+                           "the index kernel takes a contiguous X");
+  const int two = xs->rank == 4;
+  int64_t yd[DML_MAX_RANK];
+  memcpy(yd, ydims, sizeof(int64_t) * (size_t)xs->rank);
+  const int64_t n = dml_dims_numel(yd, xs->rank);
+  if (n > (int64_t)UINT32_MAX || xs->offset + numel(xs) > (int64_t)UINT32_MAX)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                           "%lld indices: the GPU's eager kernels index below 2^32",
+                           (long long)n);
+  DML_RETURN_IF_ERROR(make(dev, DML_DTYPE_I64, xs->rank, yd, NULL, opn, out));
+  if (n == 0) return DML_OK;
+  slot_t *ys = NULL;
+  dml_status_t e = get(*out, opn, &ys);
+  uint32_t pc[DML_EAGER_PI_WORDS];
+  memset(pc, 0, sizeof pc);
+  uint64_t groups = ((uint64_t)n + DML_EAGER_LOCAL - 1) / DML_EAGER_LOCAL;
+  if (groups > 65535) groups = 65535;
+  const uint64_t stride = groups * DML_EAGER_LOCAL;
+  const int hi = two ? 0 : -1; /* 1-D: H = 1 */
+  pc[DML_EAGER_PI_N] = (uint32_t)n;
+  pc[DML_EAGER_PI_STRIDE] = (uint32_t)stride;
+  pc[DML_EAGER_PI_ITERS] = (uint32_t)(((uint64_t)n + stride - 1) / stride);
+  pc[DML_EAGER_PI_H] = two ? (uint32_t)xs->dims[2] : 1u;
+  pc[DML_EAGER_PI_W] = (uint32_t)xs->dims[xs->rank - 1];
+  pc[DML_EAGER_PI_OH] = two ? (uint32_t)yd[2] : 1u;
+  pc[DML_EAGER_PI_OW] = (uint32_t)yd[xs->rank - 1];
+  pc[DML_EAGER_PI_KH] = hi < 0 ? 1u : (uint32_t)k[0];
+  pc[DML_EAGER_PI_KW] = (uint32_t)k[two];
+  pc[DML_EAGER_PI_SH] = hi < 0 ? 1u : (uint32_t)s[0];
+  pc[DML_EAGER_PI_SW] = (uint32_t)s[two];
+  pc[DML_EAGER_PI_PH] = hi < 0 ? 0u : (uint32_t)pb[0];
+  pc[DML_EAGER_PI_PW] = (uint32_t)pb[two];
+  pc[DML_EAGER_PI_DH] = hi < 0 ? 1u : (uint32_t)d[0];
+  pc[DML_EAGER_PI_DW] = (uint32_t)d[two];
+  pc[DML_EAGER_PI_X_OFF] = (uint32_t)xs->offset;
+  pc[DML_EAGER_PI_ORDER] = order ? 1u : 0u;
+  if (!e)
+    e = dev->mem->run_kernel(dev->h, (uint32_t)kr, ys->st->buf, xs->st->buf, NULL, 0, 0,
+                             pc, DML_EAGER_PI_WORDS, (uint32_t)groups);
+  if (e) {
+    dml_status_free(dml_rt_tensor_free(*out));
+    return dml_status_annotate(e, "%s on %s", opn, dev->name);
+  }
+  return DML_OK;
+}
+
 /* Runs MatMul (numpy matmul, f32) on device tensors a, b with the
  * library's kernel `k` (dml_eager_lib.h DML_EAGER_MATMUL): the operands
  * are read in place through their offsets and strides (views included);

@@ -710,6 +710,67 @@ static dml_status_t pool(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tensor_
 
 /* The int64 values of device tensor t (i64 or i32, rank 0 or 1, at most
  * max) into v; *n their count. */
+/* MaxPool with its Indices output on a GPU: Y as pool() composes it, the
+ * Indices by the library's index kernel (dml_rt_eager_pool_indices) over
+ * the CPU's geometry (dml_cpu_pool_geometry); 1-D and 2-D, X of f32, f16,
+ * bf16 or f64 (else UNIMPLEMENTED, as before). */
+static dml_status_t max_pool_indices(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                                     const dml_attr_t *attrs, uint32_t na,
+                                     const dml_rt_tensor_info_t *x,
+                                     dml_rt_tensor_t *out) {
+  const dml_op_t id = DML_OP_MAX_POOL;
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, 1, attrs, na, &y, 1));
+  if (x->rank != 3 && x->rank != 4)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "MaxPool",
+                           "the GPU's eager MaxPool computes Indices for 1-D and 2-D "
+                           "windows only in this version (X of rank %d)",
+                           (int)x->rank);
+  int64_t k[DML_MAX_RANK], s[DML_MAX_RANK], dl[DML_MAX_RANK], pb[DML_MAX_RANK],
+      pe[DML_MAX_RANK];
+  dml_tensor_t xin;
+  memset(&xin, 0, sizeof xin);
+  xin.dtype = x->dtype;
+  xin.rank = x->rank;
+  memcpy(xin.dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+  dml_cpu_call_t call;
+  memset(&call, 0, sizeof call);
+  call.op = id;
+  call.inputs = &xin;
+  call.n_inputs = 1;
+  call.outputs = &y;
+  call.n_outputs = 1;
+  call.attrs = attrs;
+  call.n_attrs = na;
+  DML_RETURN_IF_ERROR(
+      on_dev(dml_cpu_pool_geometry(&call, k, s, dl, pb, pe, 0, NULL), id, dev));
+  int64_t order = dml_attr_int(attrs, na, "storage_order", 0);
+  if (order != 0 && order != 1)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "MaxPool",
+                           "storage_order must be 0 or 1 (on %s)",
+                           dml_rt_device_name(dev));
+  dml_rt_tensor_t xc = NONE, yv = NONE, iv = NONE;
+  int done = 0;
+  dml_status_t e = dml_rt_tensor_contiguous(in[0], &xc);
+  if (!e)
+    e = dml_rt_eager_pool_indices(dev, xc, y.dims, k, s, dl, pb, (int)order, &iv, &done);
+  if (!e && !done)
+    e = dml_status_make(DML_STATUS_UNIMPLEMENTED, "MaxPool",
+                        "MaxPool's Indices output of %s is not computed by the GPU's "
+                        "eager MaxPool in this version (f32, f16, bf16, f64)",
+                        dml_dtype_name(x->dtype));
+  if (!e) e = pool(dev, id, in, attrs, na, x, &yv);
+  drop(&xc);
+  if (e) {
+    drop(&iv);
+    drop(&yv);
+    return e;
+  }
+  out[0] = yv;
+  out[1] = iv;
+  return DML_OK;
+}
+
 static dml_status_t read_ints(dml_op_t id, dml_rt_tensor_t t, const char *what,
                               int64_t *v, uint32_t max, uint32_t *n) {
   dml_rt_tensor_info_t it;
@@ -1803,9 +1864,7 @@ dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
   const char *opn = dml_op_name(id);
   dml_status_t e = DML_OK;
   if (id == DML_OP_MAX_POOL && n_out == 2)
-    e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
-                        "MaxPool's Indices output is not computed by the GPU's eager "
-                        "MaxPool in this version (Y only)");
+    e = max_pool_indices(dev, in, attrs, n_attrs, &x, out);
   else if (id != DML_OP_SPLIT && n_out != 1)
     e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
                         "%u outputs: the GPU's eager %s gives its first output only in "

@@ -38,12 +38,13 @@ static void test_rows(void) {
     int bufs = ((E->kind == DML_EAGER_MATMUL || E->kind == DML_EAGER_CONV) &&
                 E->dtype == DML_DTYPE_F32) ||
                E->kind == DML_EAGER_NORM;
-    uint32_t nw = E->kind == DML_EAGER_EW       ? DML_EAGER_PC_WORDS
-                  : E->kind == DML_EAGER_REDUCE ? DML_EAGER_REDUCE_SYMS
-                  : E->kind == DML_EAGER_MATMUL ? (uint32_t)DML_EAGER_MM_WORDS
-                  : E->kind == DML_EAGER_GATHER ? (uint32_t)DML_EAGER_GA_WORDS
-                  : E->kind == DML_EAGER_NORM   ? (uint32_t)DML_EAGER_NM_WORDS
-                                                : (uint32_t)DML_EAGER_CV_WORDS;
+    uint32_t nw = E->kind == DML_EAGER_EW        ? DML_EAGER_PC_WORDS
+                  : E->kind == DML_EAGER_REDUCE  ? DML_EAGER_REDUCE_SYMS
+                  : E->kind == DML_EAGER_MATMUL  ? (uint32_t)DML_EAGER_MM_WORDS
+                  : E->kind == DML_EAGER_GATHER  ? (uint32_t)DML_EAGER_GA_WORDS
+                  : E->kind == DML_EAGER_NORM    ? (uint32_t)DML_EAGER_NM_WORDS
+                  : E->kind == DML_EAGER_POOLIDX ? (uint32_t)DML_EAGER_PI_WORDS
+                                                 : (uint32_t)DML_EAGER_CV_WORDS;
     char words[96];
     snprintf(words, sizeof words, DML_EAGER_PTX_ENTRY "_param_%d[%u]", k, bufs ? 4 : 2,
              4 * nw);
@@ -58,7 +59,8 @@ static void test_rows(void) {
     n_nm += E->kind == DML_EAGER_NORM;
     CHECK(E->kind == DML_EAGER_EW || E->kind == DML_EAGER_REDUCE ||
           E->kind == DML_EAGER_MATMUL || E->kind == DML_EAGER_CONV ||
-          E->kind == DML_EAGER_GATHER || E->kind == DML_EAGER_NORM);
+          E->kind == DML_EAGER_GATHER || E->kind == DML_EAGER_NORM ||
+          E->kind == DML_EAGER_POOLIDX);
     if (dml_eager_spirv_count) { /* the same row of the SPIR-V library */
       if (k >= dml_eager_spirv_count) {
         CHECK(k < dml_eager_spirv_count);

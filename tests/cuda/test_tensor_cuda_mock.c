@@ -317,6 +317,47 @@ static int emulate_concat(const dml_eager_kernel_t *E, const unsigned grid[3],
   return 0;
 }
 
+/* MaxPool's Indices row (DML_EAGER_POOLIDX): each window's taps in
+ * order, the CPU's rule (the first tap inside X, then a greater value or a
+ * NaN over a number), the index nc * H * W plus the offset, row- or
+ * column-major. */
+static int emulate_poolidx(const dml_eager_kernel_t *E, const unsigned grid[3],
+                           const unsigned block[3], void **params) {
+  int64_t *y = (int64_t *)(uintptr_t) * (unsigned long long *)params[0];
+  const char *x = (const char *)(uintptr_t) * (unsigned long long *)params[1];
+  const unsigned *pc = (const unsigned *)params[2];
+  const dml_dtype_t dt = (dml_dtype_t)E->dtype;
+  const uint64_t n = pc[DML_EAGER_PI_N], stride = pc[DML_EAGER_PI_STRIDE],
+                 iters = pc[DML_EAGER_PI_ITERS];
+  if ((uint64_t)grid[0] * block[0] != stride || iters * stride < n) return 1;
+  const uint64_t H = pc[DML_EAGER_PI_H], W = pc[DML_EAGER_PI_W], OH = pc[DML_EAGER_PI_OH],
+                 OW = pc[DML_EAGER_PI_OW];
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t ow = i % OW, oh = i / OW % OH, nc = i / OW / OH, pos = 0;
+    double acc = 0;
+    int found = 0;
+    for (uint64_t ki = 0; ki < pc[DML_EAGER_PI_KH]; ki++)
+      for (uint64_t kj = 0; kj < pc[DML_EAGER_PI_KW]; kj++) {
+        uint64_t ihp = oh * pc[DML_EAGER_PI_SH] + ki * pc[DML_EAGER_PI_DH],
+                 iwp = ow * pc[DML_EAGER_PI_SW] + kj * pc[DML_EAGER_PI_DW];
+        if (ihp < pc[DML_EAGER_PI_PH] || ihp >= pc[DML_EAGER_PI_PH] + H ||
+            iwp < pc[DML_EAGER_PI_PW] || iwp >= pc[DML_EAGER_PI_PW] + W)
+          continue;
+        uint64_t off = (ihp - pc[DML_EAGER_PI_PH]) * W + (iwp - pc[DML_EAGER_PI_PW]);
+        uint64_t at = pc[DML_EAGER_PI_X_OFF] + nc * H * W + off;
+        double v = dt == DML_DTYPE_F64    ? ((const double *)x)[at]
+                   : dt == DML_DTYPE_F16  ? dml_f16_to_f32(((const uint16_t *)x)[at])
+                   : dt == DML_DTYPE_BF16 ? dml_bf16_to_f32(((const uint16_t *)x)[at])
+                                          : ((const float *)x)[at];
+        if (!found || v > acc || (v != v && acc == acc)) acc = v, pos = off;
+        found = 1;
+      }
+    if (pc[DML_EAGER_PI_ORDER]) pos = pos % W * H + pos / W;
+    y[i] = (int64_t)(nc * H * W + pos);
+  }
+  return 0;
+}
+
 /* Kernel row k's contract on the host; 0 or a CUresult (1: invalid). */
 static int emulate(const char *entry, const unsigned grid[3], const unsigned block[3],
                    void **params) {
@@ -332,6 +373,7 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
   if (E->kind == DML_EAGER_GATHER) return emulate_gather(E, grid, block, params);
   if (E->kind == DML_EAGER_NORM) return emulate_norm(E, grid, params);
   if (E->op == DML_OP_CONCAT) return emulate_concat(E, grid, block, params);
+  if (E->kind == DML_EAGER_POOLIDX) return emulate_poolidx(E, grid, block, params);
   char *y = (char *)(uintptr_t) * (unsigned long long *)params[0];
   const char *x = (const char *)(uintptr_t) * (unsigned long long *)params[1];
   const unsigned *pc = (const unsigned *)params[2];

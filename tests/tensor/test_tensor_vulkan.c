@@ -209,7 +209,7 @@ static void test_every_op(void) {
     if (k > 0 && dml_eager_spirv[k - 1].op == op) continue; /* a reduction's other form */
     if (K->kind == DML_EAGER_MATMUL || K->kind == DML_EAGER_CONV ||
         K->kind == DML_EAGER_GATHER || K->kind == DML_EAGER_NORM ||
-        K->op == DML_OP_CONCAT)
+        K->op == DML_OP_CONCAT || K->kind == DML_EAGER_POOLIDX)
       continue; /* below; Gather, Concat: test_move; the normalizations: test_norm_* */
     if (!plain_f32(K)) continue; /* test_dtypes */
     dml_attr_t fmod = {0};
@@ -1045,7 +1045,7 @@ static void test_dtypes(void) {
     const dml_eager_kernel_t *K = &dml_eager_spirv[k];
     if (plain_f32(K) || K->kind == DML_EAGER_MATMUL || K->kind == DML_EAGER_CONV ||
         K->kind == DML_EAGER_GATHER || K->kind == DML_EAGER_NORM ||
-        K->op == DML_OP_CONCAT)
+        K->op == DML_OP_CONCAT || K->kind == DML_EAGER_POOLIDX)
       continue; /* Gather, Concat: test_move; the normalizations: test_norm_* */
     if (k > 0 && dml_eager_spirv[k - 1].op == K->op &&
         dml_eager_spirv[k - 1].n_inputs == K->n_inputs &&
@@ -2418,6 +2418,104 @@ static void test_nd(void) {
   free(xv);
 }
 
+/* MaxPool with its Indices on the GPU (Y composed, Indices by the index
+ * kernel) against the CPU, the Indices bit for bit: windows with pads, strides,
+ * dilations, ceil_mode, SAME_UPPER, 1-D, storage_order 1, edge values (NaN
+ * wins over numbers, ties keep the first, -inf everywhere), f16, bf16, f64,
+ * a transposed view. */
+static void pool_idx_case(pair_t x, const dml_attr_t *a, uint32_t na, const char *what) {
+  dml_rt_tensor_t yc[2], yv[2];
+  CHECK_OK(dml_rt_tensor_op("MaxPool", &x.c, 1, a, na, yc, 2));
+  dml_status_t e = dml_rt_tensor_op("MaxPool", &x.v, 1, a, na, yv, 2);
+  if (e) fprintf(stderr, "MaxPool with Indices (%s) on " TEST_GPU " failed\n", what);
+  CHECK_OK(e);
+  if (e) {
+    CHECK_OK(dml_rt_tensor_free(yc[0]));
+    CHECK_OK(dml_rt_tensor_free(yc[1]));
+    return;
+  }
+  for (int o = 0; o < 2; o++) {
+    int64_t n1 = 0, n2 = 0;
+    dml_dtype_t d1, d2;
+    void *p1 = down_raw(yc[o], &n1, &d1), *p2 = down_raw(yv[o], &n2, &d2);
+    int same = n1 == n2 && d1 == d2;
+    for (int64_t i = 0; i < n1 && same; i++) { /* Y: any NaN for a NaN */
+      uint64_t b1, b2;
+      double v1 = elem(p1, d1, i, &b1), v2 = elem(p2, d2, i, &b2);
+      /* Y: any NaN for a NaN; a tie of -0 and +0 may keep either sign (the
+       * composed Max fold); the Indices bit for bit */
+      same = b1 == b2 || (o == 0 && ((isnan(v1) && isnan(v2)) || v1 == v2));
+      if (!same)
+        fprintf(stderr,
+                "MaxPool (%s) output %d element %lld: cpu %.9g (0x%llx), " TEST_GPU
+                " %.9g (0x%llx)\n",
+                what, o, (long long)i, v1, (unsigned long long)b1, v2,
+                (unsigned long long)b2);
+    }
+    if (!same) fprintf(stderr, "MaxPool (%s): output %d differs\n", what, o);
+    CHECK(same);
+    free(p1);
+    free(p2);
+    CHECK_OK(dml_rt_tensor_free(yc[o]));
+    CHECK_OK(dml_rt_tensor_free(yv[o]));
+  }
+}
+
+static void test_pool_indices(void) {
+  float *xv = mixed_values(2 * 3 * 9 * 11, 0, 3, 0, EO_N_EDGES);
+  for (int i = 40; i < 60; i++) xv[i] = 2.0f;        /* ties */
+  for (int i = 100; i < 140; i++) xv[i] = -INFINITY; /* -inf windows */
+  pair_t x = pair_new(4, D(2, 3, 9, 11), xv, 1);
+  static const int64_t k33[2] = {3, 3}, s22[2] = {2, 2}, p1[4] = {1, 1, 1, 1},
+                       d22[2] = {2, 2}, p0121[4] = {0, 1, 2, 1}, k2[2] = {2, 2};
+  dml_attr_t a[5];
+  memset(a, 0, sizeof a);
+  a[0] = ints_attr("kernel_shape", k33, 2);
+  a[1] = ints_attr("strides", s22, 2);
+  a[2] = ints_attr("pads", p1, 4);
+  pool_idx_case(x, a, 3, "3x3, strides 2, pads 1");
+  a[3].name = "storage_order", a[3].kind = DML_ATTR_INT, a[3].i = 1;
+  pool_idx_case(x, a, 4, "3x3, strides 2, pads 1, storage_order 1");
+  a[3].name = "ceil_mode", a[3].kind = DML_ATTR_INT, a[3].i = 1;
+  pool_idx_case(x, a, 4, "3x3, strides 2, pads 1, ceil_mode");
+  a[1] = ints_attr("dilations", d22, 2);
+  a[2] = ints_attr("pads", p0121, 4);
+  pool_idx_case(x, a, 3, "3x3, dilations 2, pads 0 1 2 1");
+  a[0] = ints_attr("kernel_shape", k2, 2);
+  pool_idx_case(x, a, 1, "2x2");
+  a[1] = ints_attr("strides", s22, 2);
+  memset(&a[2], 0, sizeof a[2]);
+  a[2].name = "auto_pad", a[2].kind = DML_ATTR_STRING, a[2].s = "SAME_UPPER";
+  a[0] = ints_attr("kernel_shape", k33, 2);
+  pool_idx_case(x, a, 3, "3x3, strides 2, SAME_UPPER");
+  pair_t xt = pair_transposed(x); /* [11, 9, 3, 2] */
+  a[0] = ints_attr("kernel_shape", k2, 2);
+  pool_idx_case(xt, a, 1, "a transposed view, 2x2");
+  /* 1-D: [2, 3, 99] */
+  pair_t x1 = pair_new(3, D(2, 3, 99), xv, 1);
+  static const int64_t k5[1] = {5}, s3[1] = {3}, p22[2] = {2, 2};
+  a[0] = ints_attr("kernel_shape", k5, 1);
+  a[1] = ints_attr("strides", s3, 1);
+  a[2] = ints_attr("pads", p22, 2);
+  pool_idx_case(x1, a, 3, "1-D 5, strides 3, pads 2");
+  /* f16, bf16, f64 */
+  static const dml_dtype_t dts[3] = {DML_DTYPE_F16, DML_DTYPE_BF16, DML_DTYPE_F64};
+  a[0] = ints_attr("kernel_shape", k33, 2);
+  a[1] = ints_attr("strides", s22, 2);
+  a[2] = ints_attr("pads", p1, 4);
+  for (int d = 0; d < 3; d++) {
+    char w[64];
+    snprintf(w, sizeof w, "%s 3x3, strides 2, pads 1", dml_dtype_name(dts[d]));
+    pair_t t = typed_pair(dts[d], 4, D(2, 3, 9, 11), xv);
+    pool_idx_case(t, a, 3, w);
+    pair_free(&t);
+  }
+  pair_free(&x);
+  pair_free(&xt);
+  pair_free(&x1);
+  free(xv);
+}
+
 /* ConvTranspose on the GPU (a Conv of the zero-inserted X) against the
  * CPU's kernel: strides with output_padding, pads that crop, group 2 with
  * dilations, bias or none, 1-D, SAME_UPPER and output_shape, an X view;
@@ -2785,8 +2883,12 @@ static void test_norm_pool(void) {
   dml_rt_tensor_t y[2];
   pair_t e4 = pair_new(4, D(1, 2, 5, 5), NULL, 1);
   pa[0] = ints_attr("kernel_shape", k2, 2);
-  CHECK_ERROR(dml_rt_tensor_op("MaxPool", &e4.v, 1, pa, 1, y, 2),
-              DML_STATUS_UNIMPLEMENTED, "Indices output is not computed");
+  {
+    pair_t e4i = typed_pair(DML_DTYPE_I32, 4, D(1, 2, 5, 5), xv);
+    CHECK_ERROR(dml_rt_tensor_op("MaxPool", &e4i.v, 1, pa, 1, y, 2),
+                DML_STATUS_UNIMPLEMENTED, "Indices output of i32 is not computed");
+    pair_free(&e4i);
+  }
   pa[0] = ints_attr("kernel_shape", k5, 1);
   CHECK_ERROR(dml_rt_tensor_op("MaxPool", &e4.v, 1, pa, 1, y, 1),
               DML_STATUS_INVALID_ARGUMENT, "have the wrong length");
@@ -3260,6 +3362,8 @@ int main(void) {
   RUN_IF(test_nd);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_conv_transpose);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN_IF(test_pool_indices);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_einsum);
   CHECK(dml_rt_device_bytes(g_vk) == start);
