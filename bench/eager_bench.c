@@ -39,6 +39,13 @@
  *           each session's transfer statistics of one call, and whether
  *           the two outputs have the same bits (they should).
  *
+ *   norm:   with --norm (and --device: only these figures), the eager
+ *           normalizations on the device, op + free of its output (ms):
+ *           LayerNormalization of f32 [64, 768] and [4096, 768] over the
+ *           last axis (scale and B [768]), BatchNormalization (inference)
+ *           of f32 [8, 64, 56, 56] (scale, B, mean, var [64]),
+ *           InstanceNormalization of f32 [8, 64, 56, 56].
+ *
  * Each figure is the median over `runs` (>= 5) rounds; the kinds are
  * interleaved within every round so machine load hits them alike. Prints
  * the load average before and after (/proc/loadavg). Asserts nothing.
@@ -182,12 +189,60 @@ static void io_bench(const char *path, const char *device, dml_rt_device_t *dev,
   dml_rt_model_release(m);
 }
 
+/* A device tensor of `rank` dims filled with values in [lo, hi) from seed. */
+static dml_rt_tensor_t rnd(dml_rt_device_t *dev, int32_t rank, const int64_t *dims,
+                           double lo, double hi, uint64_t seed) {
+  dml_rt_tensor_t t;
+  TRY(dml_rt_tensor_random_uniform(dev, DML_DTYPE_F32, rank, dims, lo, hi, seed, &t));
+  return t;
+}
+
+/* The norm figures (above) on `dev`. */
+static void norm_bench(dml_rt_device_t *dev, int runs) {
+  int64_t d64[2] = {64, 768}, d4k[2] = {4096, 768}, dc = 768, dbn[4] = {8, 64, 56, 56},
+          c64 = 64;
+  dml_rt_tensor_t x64 = rnd(dev, 2, d64, -2, 2, 1), x4k = rnd(dev, 2, d4k, -2, 2, 2),
+                  sc = rnd(dev, 1, &dc, 0.5, 1.5, 3), b = rnd(dev, 1, &dc, -1, 1, 4),
+                  xb = rnd(dev, 4, dbn, -2, 2, 5), bs = rnd(dev, 1, &c64, 0.5, 1.5, 6),
+                  bb = rnd(dev, 1, &c64, -1, 1, 7), bm = rnd(dev, 1, &c64, -0.5, 0.5, 8),
+                  bv = rnd(dev, 1, &c64, 0.5, 2, 9);
+  dml_rt_tensor_t ln64[3] = {x64, sc, b}, ln4k[3] = {x4k, sc, b},
+                  bn[5] = {xb, bs, bb, bm, bv}, in[3] = {xb, bs, bb}, y;
+  static const char *const names[4] = {
+      "LayerNormalization [64,768]", "LayerNormalization [4096,768]",
+      "BatchNormalization [8,64,56,56]", "InstanceNormalization [8,64,56,56]"};
+  double t[4][64];
+  for (int r = 0; r < runs + 1; r++) { /* round 0 warms up */
+    for (int k = 0; k < 4; k++) {
+      double t0 = now_s();
+      if (k == 0) TRY(dml_rt_tensor_op("LayerNormalization", ln64, 3, NULL, 0, &y, 1));
+      if (k == 1) TRY(dml_rt_tensor_op("LayerNormalization", ln4k, 3, NULL, 0, &y, 1));
+      if (k == 2) TRY(dml_rt_tensor_op("BatchNormalization", bn, 5, NULL, 0, &y, 1));
+      if (k == 3) TRY(dml_rt_tensor_op("InstanceNormalization", in, 3, NULL, 0, &y, 1));
+      TRY(dml_rt_tensor_free(y));
+      if (r > 0) t[k][r - 1] = (now_s() - t0) * 1e3;
+    }
+  }
+  printf("%s, f32, op + free, medians of %d:", dml_rt_device_name(dev), runs);
+  for (int k = 0; k < 4; k++)
+    printf("%s %s %.2f ms", k ? ";" : "", names[k], median(t[k], runs));
+  printf("\n");
+  dml_rt_tensor_t all[9] = {x64, x4k, sc, b, xb, bs, bb, bm, bv};
+  for (int i = 0; i < 9; i++) TRY(dml_rt_tensor_free(all[i]));
+}
+
 int main(int argc, char **argv) {
   const char *pkg = NULL, *device = NULL, *vkpkg = NULL, *iopkg = NULL;
-  int runs = 7, threads = 1;
+  int runs = 7, threads = 1, norm = 0;
   int64_t n = 1024;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--pkg"))
+  for (int i = 1; i < argc; i += 2) {
+    if (!strcmp(argv[i], "--norm")) {
+      norm = 1;
+      i--;
+    } else if (i + 1 >= argc) {
+      fprintf(stderr, "eager_bench: %s takes a value\n", argv[i]);
+      return 2;
+    } else if (!strcmp(argv[i], "--pkg"))
       pkg = argv[i + 1];
     else if (!strcmp(argv[i], "--runs"))
       runs = atoi(argv[i + 1]);
@@ -205,7 +260,7 @@ int main(int argc, char **argv) {
       fprintf(stderr,
               "usage: eager_bench [--pkg MATMUL.dmlpkg] [--runs N] [--threads N] "
               "[--n N] [--device vulkan[:N] [--vkpkg MATMUL_VK.dmlpkg] "
-              "[--iopkg ADD_VK.dmlpkg]]\n");
+              "[--iopkg ADD_VK.dmlpkg]] | --norm --device D [--runs N]\n");
       return 2;
     }
   }
@@ -213,6 +268,14 @@ int main(int argc, char **argv) {
   if (runs > 64) runs = 64;
   dml_cpu_set_num_threads(threads);
   load("before");
+  if (norm) {
+    dml_rt_device_t *dev;
+    TRY(dml_rt_device_open(device ? device : "cpu", &dev));
+    norm_bench(dev, runs);
+    dml_rt_device_close(dev);
+    load("after");
+    return 0;
+  }
   dml_rt_device_t *cpu;
   TRY(dml_rt_device_open("cpu", &cpu));
 

@@ -474,6 +474,15 @@ static dml_kstmt_t *stmt_set(dml_kpool_t *p, uint32_t reg, const dml_kval_t *v) 
   return s;
 }
 
+static dml_kstmt_t *stmt_let(dml_kpool_t *p, uint32_t reg, const dml_kval_t *v) {
+  dml_kstmt_t *s = dml_ks_new(p, DML_KS_LET);
+  if (s) {
+    s->reg = reg;
+    s->val = v;
+  }
+  return s;
+}
+
 /* if (lo <= lhs < hi) body (lo may be NULL) */
 static dml_kstmt_t *stmt_if(dml_kpool_t *p, const dml_kidx_t *lo, const dml_kidx_t *lhs,
                             const dml_kidx_t *hi, dml_kstmt_t *body) {
@@ -818,8 +827,63 @@ static dml_status_t gather_kernel(dml_kpool_t *p, dml_dtype_t dt, dml_kernel_t *
                             : DML_OK;
 }
 
+/* The slice-copy kernel of Concat for x's dtype dt (an elementwise row of
+ * op Concat, one operand, max_len 3; dml_eager_lib.h DML_EAGER_PC_OUT):
+ * element i of the index space [D3, D4, D5] (the last three dims words)
+ * read from operand 0 at its offset and strides and written to y at the
+ * output words' offset and strides, moved as bits (as gather_kernel): one
+ * dispatch per input writes it into its slice of the output. */
+static dml_status_t concat_kernel(dml_kpool_t *p, dml_dtype_t dt, dml_kernel_t *K,
+                                  const char **why) {
+  dml_kdtype_t kt = DML_KT_F32;
+  if (dt == DML_DTYPE_F16 || dt == DML_DTYPE_BF16)
+    kt = DML_KT_U16;
+  else if (dt == DML_DTYPE_BOOL)
+    kt = DML_KT_U8;
+  else if (dt == DML_DTYPE_F64)
+    kt = DML_KT_U64;
+  else if (!dml_kdtype_of(dt, &kt)) {
+    *why = "no kernel dtype";
+    return DML_OK;
+  }
+  const int32_t vt = DML_KVAR_FIRST_LOOP;
+  const dml_kidx_t *i = iadd(p, dml_ki_var(p, DML_KVAR_GID_X),
+                             imul(p, dml_ki_var(p, vt), sym(p, DML_EAGER_PC_STRIDE)));
+  const dml_kidx_t *c[3], *rest = i;
+  for (int d = 2; d >= 0; d--) {
+    const dml_kidx_t *e = sym(p, DML_EAGER_PC_DIMS + DML_EAGER_RANK - 3 + (uint32_t)d);
+    c[d] = d == 0 ? rest : dml_ki_bin(p, DML_KI_MOD, rest, e);
+    rest = dml_ki_bin(p, DML_KI_DIV, rest, e);
+  }
+  const uint32_t wi = DML_EAGER_PC_IN, wo = DML_EAGER_PC_OUT;
+  const dml_kidx_t *xi = sym(p, wi), *yi = sym(p, wo);
+  for (uint32_t d = 0; d < 3; d++) {
+    xi = iadd(p, xi, imul(p, c[d], sym(p, wi + 1 + DML_EAGER_RANK - 3 + d)));
+    yi = iadd(p, yi, imul(p, c[d], sym(p, wo + 1 + DML_EAGER_RANK - 3 + d)));
+  }
+  dml_kstmt_t *st = dml_ks_new(p, DML_KS_STORE);
+  if (st) {
+    st->buf = DML_KBUF_ARENA;
+    st->dtype = kt;
+    st->idx = yi;
+    st->val = dml_kv_load_t(p, DML_KBUF_WEIGHTS, kt, xi);
+  }
+  dml_kstmt_t *body = stmt_for(p, vt, sym(p, DML_EAGER_PC_ITERS),
+                               stmt_if(p, NULL, i, sym(p, DML_EAGER_PC_N), st));
+  memset(K, 0, sizeof *K);
+  snprintf(K->name, sizeof K->name, "eager_ConcatSlice_%s", dml_dtype_name(dt));
+  K->kind = DML_KK_ELEMENTWISE;
+  K->local[0] = DML_EAGER_LOCAL;
+  K->local[1] = K->local[2] = 1;
+  K->body = body;
+  return p->failed || !body ? dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED,
+                                              "codegen.eager", "out of memory")
+                            : DML_OK;
+}
+
 /* The Gather kernels: x of f32, f16, bf16, f64, i32, i64, u8, i8, i16,
- * u16, u32, u64, bool (every dtype of the library). */
+ * u16, u32, u64, bool (every dtype of the library); then Concat's
+ * slice-copy kernels of the same dtypes. */
 static dml_status_t emit_gather(gen_t *G) {
   static const dml_dtype_t dts[] = {
       DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16, DML_DTYPE_F64, DML_DTYPE_I32,
@@ -837,6 +901,299 @@ static dml_status_t emit_gather(gen_t *G) {
     else if (!s)
       s = emit_words(G, &K, DML_EAGER_GA_WORDS, DML_OP_GATHER, DML_EAGER_GATHER, 2, 0,
                      dts[d], dts[d], 0);
+    dml_kpool_free(&pool);
+  }
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0] && !s; d++) { /* Concat's copies */
+    dml_kpool_t pool = {0};
+    dml_kernel_t K;
+    const char *why = NULL;
+    s = concat_kernel(&pool, dts[d], &K, &why);
+    if (!s && why)
+      fprintf(stderr, "dmlc_eager_libgen: Concat (%s) left out: %s\n",
+              dml_dtype_name(dts[d]), why);
+    else if (!s)
+      s = emit_words(G, &K, DML_EAGER_PC_WORDS, DML_OP_CONCAT, DML_EAGER_EW, 1, 3, dts[d],
+                     dts[d], 0);
+    dml_kpool_free(&pool);
+  }
+  return s;
+}
+
+/* ---- normalizations (dml_eager_lib.h DML_EAGER_NORM) ---- */
+
+/* A row of the normalization kernel: x's element j of the row at xb + j
+ * (u32 register), y's at yb + j; scale's at sb + j * S_JS, B's at bb + j *
+ * B_JS; registers mean (the mean of x - x0), inv, shift (x0). */
+typedef struct {
+  dml_kdtype_t kt; /* x's and y's */
+  const dml_kidx_t *xb, *yb, *sb, *bb;
+  uint32_t mean, inv, shift;
+} nrow_t;
+
+static const dml_kval_t *nrow_x(dml_kpool_t *p, const nrow_t *c, const dml_kidx_t *j) {
+  const dml_kval_t *v = dml_kv_load_t(p, DML_KBUF_WEIGHTS, c->kt, iadd(p, c->xb, j));
+  return c->kt == DML_KT_F32 ? v : dml_kv_cast(p, DML_KT_F32, v);
+}
+
+/* x - x0 (the shifted data), and its deviation from the mean */
+static const dml_kval_t *nrow_shifted(sched_t *s, const dml_kidx_t *j, void *ctx) {
+  const nrow_t *c = ctx;
+  return dml_kv_fn(s->pool, DML_KF_SUB, nrow_x(s->pool, c, j),
+                   dml_kv_reg(s->pool, c->shift));
+}
+static const dml_kval_t *nrow_dev(sched_t *s, const nrow_t *c, const dml_kidx_t *j) {
+  return dml_kv_fn(s->pool, DML_KF_SUB, nrow_shifted(s, j, (void *)c),
+                   dml_kv_reg(s->pool, c->mean));
+}
+static const dml_kval_t *nrow_sq(sched_t *s, const dml_kidx_t *j, void *ctx) {
+  const dml_kval_t *d = nrow_dev(s, ctx, j);
+  return dml_kv_fn(s->pool, DML_KF_MUL, d, d);
+}
+
+/* y[j] = dev(j) * inv * scale(j) (+ B(j) when HAS_B), rounded to y's dtype */
+static dml_kstmt_t *nrow_store(sched_t *s, const dml_kidx_t *j, void *ctx) {
+  const nrow_t *c = ctx;
+  dml_kpool_t *p = s->pool;
+  const dml_kval_t *sv =
+      dml_kv_load(p, DML_KBUF_IN2, iadd(p, c->sb, imul(p, j, sym(p, DML_EAGER_NM_S_JS))));
+  const dml_kval_t *bv =
+      dml_kv_load(p, DML_KBUF_IN3, iadd(p, c->bb, imul(p, j, sym(p, DML_EAGER_NM_B_JS))));
+  const dml_kval_t *inv = dml_kv_reg(p, c->inv);
+  const dml_kval_t *dev = nrow_dev(s, c, j);
+  /* B added only when HAS_B (a select: the load reads a bound buffer) */
+  const dml_kval_t *y =
+      dml_kv_select(p,
+                    dml_kv_fn(p, DML_KF_LT, dml_kv_const(p, 0.0f),
+                              dml_kv_idx(p, DML_KT_F32, sym(p, DML_EAGER_NM_HAS_B))),
+                    dml_ksched_norm_affine(p, dev, inv, sv, bv),
+                    dml_ksched_norm_affine(p, dev, inv, sv, NULL));
+  dml_kstmt_t *st = dml_ks_new(p, DML_KS_STORE);
+  if (st) {
+    st->buf = DML_KBUF_ARENA;
+    st->dtype = c->kt;
+    st->idx = iadd(p, c->yb, j);
+    st->val = c->kt == DML_KT_F32 ? y : dml_kv_cast(p, c->kt, y);
+  }
+  return st;
+}
+
+/* BatchNormalization's row: y[j] = dml_ksched_bn_value(x[j], the channel's
+ * scale, B, mean, var in registers 0 .. 3) */
+static dml_kstmt_t *nbn_store(sched_t *s, const dml_kidx_t *j, void *ctx) {
+  const nrow_t *c = ctx;
+  dml_kpool_t *p = s->pool;
+  const dml_kval_t *x[5] = {dml_kv_load_t(p, DML_KBUF_WEIGHTS, c->kt, iadd(p, c->xb, j)),
+                            dml_kv_reg(p, 0), dml_kv_reg(p, 1), dml_kv_reg(p, 2),
+                            dml_kv_reg(p, 3)};
+  dml_kstmt_t *st = dml_ks_new(p, DML_KS_STORE);
+  if (st) {
+    st->buf = DML_KBUF_ARENA;
+    st->dtype = c->kt;
+    st->idx = iadd(p, c->yb, j);
+    st->val = dml_ksched_bn_value(p, x, dml_kv_bits_f32(p, sym(p, DML_EAGER_NM_EPS)));
+  }
+  return st;
+}
+
+/* The normalization kernel of x's dtype (kernel dtype kt): `given` 0 the
+ * row statistics (LayerNormalization, InstanceNormalization), 1
+ * BatchNormalization's (dml_eager_lib.h DML_EAGER_NORM). One workgroup of
+ * DML_KROW_WG per row, the row loops and trees of schedule_rows.c. */
+static dml_status_t norm_kernel(dml_kpool_t *p, dml_kdtype_t kt, int given,
+                                dml_kernel_t *K) {
+  sched_t s; /* the row helpers read its pool only */
+  memset(&s, 0, sizeof s);
+  s.pool = p;
+  const int32_t vj = DML_KVAR_FIRST_LOOP, vt = DML_KVAR_FIRST_LOOP + 1;
+  const dml_kidx_t *L = sym(p, DML_EAGER_NM_LEN);
+  const dml_kidx_t *row = iadd(p, dml_ki_var(p, DML_KVAR_WG_X),
+                               imul(p, dml_ki_var(p, vt), sym(p, DML_EAGER_NM_GRID)));
+  const dml_kidx_t *ch = dml_ki_bin(p, DML_KI_MOD, row, sym(p, DML_EAGER_NM_C));
+  /* the row's bases into u32 registers once per row */
+  const uint32_t rg = 10;
+  const dml_kidx_t *hv[4] = {
+      iadd(p, sym(p, DML_EAGER_NM_X_OFF), imul(p, row, L)), imul(p, row, L),
+      iadd(p, sym(p, DML_EAGER_NM_S_OFF), imul(p, ch, sym(p, DML_EAGER_NM_S_CS))),
+      iadd(p, sym(p, DML_EAGER_NM_B_OFF), imul(p, ch, sym(p, DML_EAGER_NM_B_CS)))};
+  const dml_kidx_t *hr[4];
+  dml_kblock_t body = {NULL, NULL};
+  for (uint32_t h = 0; h < 4; h++) {
+    dml_kblock_add(&body, stmt_let(p, rg + h, dml_kv_idx(p, DML_KT_U32, hv[h])));
+    hr[h] = dml_ki_val(p, dml_kv_reg_t(p, rg + h, DML_KT_U32));
+  }
+  /* registers (the compiled path's cooperative form): the mean 0 (its sums
+   * 0 .. 3), the sum of squares 4 (4 .. 7), inv 8, the shift x0 9 */
+  nrow_t c = {kt, hr[0], hr[1], hr[2], hr[3], 0, 8, 9};
+  if (given) {
+    /* the channel's scale, B, mean and var (binding 2; B binding 3) */
+    const dml_kidx_t *at[4] = {hr[2], hr[3], iadd(p, sym(p, DML_EAGER_NM_M_OFF), ch),
+                               iadd(p, sym(p, DML_EAGER_NM_V_OFF), ch)};
+    for (uint32_t r = 0; r < 4; r++)
+      dml_kblock_add(
+          &body,
+          stmt_let(p, r, dml_kv_load(p, r == 1 ? DML_KBUF_IN3 : DML_KBUF_IN2, at[r])));
+    dml_kblock_add(&body, dml_krow_each(&s, L, vj, nbn_store, &c));
+  } else {
+    const dml_kval_t *Lf = dml_kv_idx(p, DML_KT_F32, L);
+    dml_kblock_add(&body, stmt_let(p, c.shift, dml_kv_const(p, 0.0f)));
+    dml_kblock_add(&body, stmt_if(p, ic(p, 0), ic(p, 0), L,
+                                  stmt_set(p, c.shift, nrow_x(p, &c, ic(p, 0)))));
+    dml_krow_reduce(&s, &body, L, vj, DML_KF_ADD, 0.0f, nrow_shifted, &c, 0, 0);
+    dml_kblock_add(&body, stmt_set(p, 0, dml_kv_fn(p, DML_KF_DIV, dml_kv_reg(p, 0), Lf)));
+    dml_krow_reduce(&s, &body, L, vj, DML_KF_ADD, 0.0f, nrow_sq, &c, 4, 0);
+    dml_kblock_add(&body, stmt_let(p, c.inv,
+                                   dml_ksched_norm_inv(
+                                       p, dml_kv_reg(p, 4), Lf,
+                                       dml_kv_bits_f32(p, sym(p, DML_EAGER_NM_EPS)))));
+    dml_kblock_add(&body, dml_krow_each(&s, L, vj, nrow_store, &c));
+  }
+  /* the rows in turns; the test is uniform over the workgroup, so the
+   * barriers inside stay in uniform control flow */
+  dml_kstmt_t *top =
+      stmt_for(p, vt, sym(p, DML_EAGER_NM_TURNS),
+               stmt_if(p, NULL, row, sym(p, DML_EAGER_NM_ROWS), body.first));
+  memset(K, 0, sizeof *K);
+  snprintf(K->name, sizeof K->name, "eager_%s_%s", given ? "BatchNorm" : "Norm",
+           kt == DML_KT_F32   ? "f32"
+           : kt == DML_KT_F16 ? "f16"
+                              : "bf16");
+  K->kind = DML_KK_NORM;
+  K->local[0] = DML_KROW_WG;
+  K->local[1] = K->local[2] = 1;
+  K->n_tiles = 1;
+  K->tile_elems[0] = DML_KROW_WG;
+  K->tile_dtype[0] = DML_KT_F32;
+  K->body = top;
+  K->n_regs = rg + 4;
+  return p->failed || !top ? dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED,
+                                             "codegen.eager", "out of memory")
+                           : DML_OK;
+}
+
+/* The normalization kernels: f32, f16 and bf16 x and y, each with the row
+ * statistics (op LayerNormalization, 3 operands) and BatchNormalization's
+ * given ones (5 operands). */
+static dml_status_t emit_norm(gen_t *G) {
+  static const dml_dtype_t dts[3] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16};
+  static const dml_kdtype_t kts[3] = {DML_KT_F32, DML_KT_F16, DML_KT_BF16};
+  dml_status_t s = DML_OK;
+  for (int d = 0; d < 3 && !s; d++)
+    for (int given = 0; given < 2 && !s; given++) {
+      dml_kpool_t pool = {0};
+      dml_kernel_t K;
+      s = norm_kernel(&pool, kts[d], given, &K);
+      if (!s)
+        s = emit_words(G, &K, DML_EAGER_NM_WORDS,
+                       given ? DML_OP_BATCH_NORMALIZATION : DML_OP_LAYER_NORMALIZATION,
+                       DML_EAGER_NORM, given ? 5u : 3u, given, dts[d], dts[d], 0);
+      dml_kpool_free(&pool);
+    }
+  return s;
+}
+
+/* MaxPool's Indices kernel of X's dtype dt (dml_eager_lib.h
+ * DML_EAGER_POOLIDX): the CPU's visit of each window (cpu_pool.c), in f32
+ * (f16, bf16 widened exactly) or f64. */
+static dml_status_t poolidx_kernel(dml_kpool_t *p, dml_dtype_t dt, dml_kernel_t *K) {
+  const dml_kdtype_t lt = dt == DML_DTYPE_F16    ? DML_KT_F16
+                          : dt == DML_DTYPE_BF16 ? DML_KT_BF16
+                          : dt == DML_DTYPE_F64  ? DML_KT_F64
+                                                 : DML_KT_F32;
+  const dml_kdtype_t ct = dt == DML_DTYPE_F64 ? DML_KT_F64 : DML_KT_F32;
+  const int32_t vt = DML_KVAR_FIRST_LOOP, vi = vt + 1, vj = vt + 2;
+  const dml_kidx_t *i = iadd(p, dml_ki_var(p, DML_KVAR_GID_X),
+                             imul(p, dml_ki_var(p, vt), sym(p, DML_EAGER_PI_STRIDE)));
+  const dml_kidx_t *OW = sym(p, DML_EAGER_PI_OW), *OH = sym(p, DML_EAGER_PI_OH);
+  const dml_kidx_t *H = sym(p, DML_EAGER_PI_H), *W = sym(p, DML_EAGER_PI_W);
+  const dml_kidx_t *PH = sym(p, DML_EAGER_PI_PH), *PW = sym(p, DML_EAGER_PI_PW);
+  const dml_kidx_t *ow = dml_ki_bin(p, DML_KI_MOD, i, OW);
+  const dml_kidx_t *r1 = dml_ki_bin(p, DML_KI_DIV, i, OW);
+  const dml_kidx_t *oh = dml_ki_bin(p, DML_KI_MOD, r1, OH);
+  const dml_kidx_t *nc = dml_ki_bin(p, DML_KI_DIV, r1, OH);
+  const dml_kidx_t *ihp = iadd(p, imul(p, oh, sym(p, DML_EAGER_PI_SH)),
+                               imul(p, dml_ki_var(p, vi), sym(p, DML_EAGER_PI_DH)));
+  const dml_kidx_t *iwp = iadd(p, imul(p, ow, sym(p, DML_EAGER_PI_SW)),
+                               imul(p, dml_ki_var(p, vj), sym(p, DML_EAGER_PI_DW)));
+  /* the tap's offset in its image */
+  const dml_kidx_t *off = iadd(p, imul(p, dml_ki_bin(p, DML_KI_SUB, ihp, PH), W),
+                               dml_ki_bin(p, DML_KI_SUB, iwp, PW));
+  const dml_kidx_t *xi =
+      iadd(p, sym(p, DML_EAGER_PI_X_OFF), iadd(p, imul(p, nc, imul(p, H, W)), off));
+  /* registers: 0 the best value, 1 the winner's offset (u32), 2 found
+   * (f32 0 or 1), 3 the tap's value */
+  const uint32_t racc = 0, rpos = 1, rfl = 2, rv = 3;
+  const dml_kval_t *acc = dml_kv_reg_t(p, racc, ct), *v = dml_kv_reg_t(p, rv, ct);
+  const dml_kval_t *ld = dml_kv_load_t(p, DML_KBUF_WEIGHTS, lt, xi);
+  if (lt != ct) ld = dml_kv_cast(p, ct, ld);
+  const dml_kval_t *take = dml_kv_fn(
+      p, DML_KF_OR,
+      dml_kv_fn(p, DML_KF_OR,
+                dml_kv_fn(p, DML_KF_LT, dml_kv_reg(p, rfl), dml_kv_const(p, 0.5f)),
+                dml_kv_fn(p, DML_KF_GT, v, acc)),
+      dml_kv_fn(p, DML_KF_AND,
+                dml_kv_fn(p, DML_KF_NOT, dml_kv_fn(p, DML_KF_EQ, v, v), NULL),
+                dml_kv_fn(p, DML_KF_EQ, acc, acc)));
+  dml_kblock_t tap = {NULL, NULL};
+  dml_kblock_add(&tap, stmt_set(p, rv, ld));
+  dml_kblock_add(&tap, stmt_set(p, rpos,
+                                dml_kv_select(p, take, dml_kv_idx(p, DML_KT_U32, off),
+                                              dml_kv_reg_t(p, rpos, DML_KT_U32))));
+  dml_kblock_add(&tap, stmt_set(p, racc, dml_kv_select(p, take, v, acc)));
+  dml_kblock_add(&tap, stmt_set(p, rfl, dml_kv_const(p, 1.0f)));
+  dml_kstmt_t *loop_j = stmt_for(p, vj, sym(p, DML_EAGER_PI_KW),
+                                 stmt_if(p, PH, ihp, iadd(p, PH, H),
+                                         stmt_if(p, PW, iwp, iadd(p, PW, W), tap.first)));
+  dml_kstmt_t *loop_i = stmt_for(p, vi, sym(p, DML_EAGER_PI_KH), loop_j);
+  /* the index: nc * H * W plus the offset, row- or column-major */
+  const dml_kidx_t *pos = dml_ki_val(p, dml_kv_reg_t(p, rpos, DML_KT_U32));
+  const dml_kidx_t *cm = iadd(p, imul(p, dml_ki_bin(p, DML_KI_MOD, pos, W), H),
+                              dml_ki_bin(p, DML_KI_DIV, pos, W));
+  dml_kstmt_t *st[2];
+  for (int o = 0; o < 2; o++) {
+    st[o] = dml_ks_new(p, DML_KS_STORE);
+    if (st[o]) {
+      st[o]->buf = DML_KBUF_ARENA;
+      st[o]->dtype = DML_KT_I64;
+      st[o]->idx = i;
+      st[o]->val = dml_kv_cast(
+          p, DML_KT_I64,
+          dml_kv_idx(p, DML_KT_U32, iadd(p, imul(p, nc, imul(p, H, W)), o ? cm : pos)));
+    }
+  }
+  dml_kblock_t b = {NULL, NULL};
+  dml_kblock_add(&b, stmt_let(p, racc, dml_kv_zero(p, ct)));
+  dml_kblock_add(&b, stmt_let(p, rpos, dml_kv_idx(p, DML_KT_U32, ic(p, 0))));
+  dml_kblock_add(&b, stmt_let(p, rfl, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&b, stmt_let(p, rv, dml_kv_zero(p, ct)));
+  dml_kblock_add(&b, loop_i);
+  dml_kblock_add(&b, stmt_if(p, NULL, sym(p, DML_EAGER_PI_ORDER), ic(p, 1), st[0]));
+  dml_kblock_add(&b, stmt_if(p, ic(p, 1), sym(p, DML_EAGER_PI_ORDER), ic(p, 2), st[1]));
+  dml_kstmt_t *body = stmt_for(p, vt, sym(p, DML_EAGER_PI_ITERS),
+                               stmt_if(p, NULL, i, sym(p, DML_EAGER_PI_N), b.first));
+  memset(K, 0, sizeof *K);
+  snprintf(K->name, sizeof K->name, "eager_MaxPoolIndices_%s", dml_dtype_name(dt));
+  K->kind = DML_KK_ELEMENTWISE;
+  K->local[0] = DML_EAGER_LOCAL;
+  K->local[1] = K->local[2] = 1;
+  K->body = body;
+  K->n_regs = 4;
+  return p->failed || !body ? dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED,
+                                              "codegen.eager", "out of memory")
+                            : DML_OK;
+}
+
+/* MaxPool's Indices kernels: X of f32, f16, bf16, f64. */
+static dml_status_t emit_poolidx(gen_t *G) {
+  static const dml_dtype_t dts[4] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16,
+                                     DML_DTYPE_F64};
+  dml_status_t s = DML_OK;
+  for (int d = 0; d < 4 && !s; d++) {
+    dml_kpool_t pool = {0};
+    dml_kernel_t K;
+    s = poolidx_kernel(&pool, dts[d], &K);
+    if (!s)
+      s = emit_words(G, &K, DML_EAGER_PI_WORDS, DML_OP_MAX_POOL, DML_EAGER_POOLIDX, 1, 0,
+                     dts[d], DML_DTYPE_I64, 0);
     dml_kpool_free(&pool);
   }
   return s;
@@ -989,6 +1346,8 @@ int main(int argc, char **argv) {
   }
   if (!s) s = emit_mm_conv(G);
   if (!s) s = emit_gather(G);
+  if (!s) s = emit_norm(G);
+  if (!s) s = emit_poolidx(G);
   if (!s) s = emit_dtypes(G);
   fprintf(G->f,
           "const dml_eager_kernel_t %s[] = {\n%s  {DML_OP_INVALID, 0, 0, 0, "

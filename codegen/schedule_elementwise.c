@@ -234,23 +234,26 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
        * x * inf - inf = NaN, as ORT; the spec's (x - mean) * a + B would give
        * inf); f16/bf16 operands widen exactly and the result is rounded once */
       double eps = dml_attr_float(n->attrs, n->n_attrs, "epsilon", 1e-5);
-      dml_kdtype_t t = x[0]->dtype;
-      const dml_kval_t *f[5];
-      for (int k = 0; k < 5; k++)
-        f[k] = x[k]->dtype == DML_KT_F32 ? x[k] : dml_kv_cast(p, DML_KT_F32, x[k]);
-      const dml_kval_t *inv = dml_kv_fn(
-          p, DML_KF_DIV, dml_kv_const(p, 1.0f),
-          dml_kv_fn(p, DML_KF_SQRT,
-                    dml_kv_fn(p, DML_KF_ADD, f[4], dml_kv_const(p, (float)eps)), NULL));
-      const dml_kval_t *a = dml_kv_fn(p, DML_KF_MUL, inv, f[1]);
-      const dml_kval_t *off =
-          dml_kv_fn(p, DML_KF_SUB, f[2], dml_kv_fn(p, DML_KF_MUL, f[3], a));
-      const dml_kval_t *y =
-          dml_kv_fn(p, DML_KF_ADD, dml_kv_fn(p, DML_KF_MUL, f[0], a), off);
-      return t == DML_KT_F32 ? y : dml_kv_cast(p, t, y);
+      return dml_ksched_bn_value(p, x, dml_kv_const(p, (float)eps));
     }
     default: return ew_value_more(s, n, x);
   }
+}
+
+const dml_kval_t *dml_ksched_bn_value(dml_kpool_t *p, const dml_kval_t *const *x,
+                                      const dml_kval_t *eps) {
+  dml_kdtype_t t = x[0]->dtype;
+  const dml_kval_t *f[5];
+  for (int k = 0; k < 5; k++)
+    f[k] = x[k]->dtype == DML_KT_F32 ? x[k] : dml_kv_cast(p, DML_KT_F32, x[k]);
+  const dml_kval_t *inv =
+      dml_kv_fn(p, DML_KF_DIV, dml_kv_const(p, 1.0f),
+                dml_kv_fn(p, DML_KF_SQRT, dml_kv_fn(p, DML_KF_ADD, f[4], eps), NULL));
+  const dml_kval_t *a = dml_kv_fn(p, DML_KF_MUL, inv, f[1]);
+  const dml_kval_t *off =
+      dml_kv_fn(p, DML_KF_SUB, f[2], dml_kv_fn(p, DML_KF_MUL, f[3], a));
+  const dml_kval_t *y = dml_kv_fn(p, DML_KF_ADD, dml_kv_fn(p, DML_KF_MUL, f[0], a), off);
+  return t == DML_KT_F32 ? y : dml_kv_cast(p, t, y);
 }
 
 static int is_int(dml_dtype_t d) {

@@ -97,6 +97,27 @@ int dml_ksched_math_handles(dml_op_t op);
  * UNIMPLEMENTED detail naming the node and why (dtype, form). */
 void dml_ksched_math_emit(sched_t *s, uint32_t node);
 
+/* schedule_elementwise.c: BatchNormalization's inference value (the
+ * compiled path's formula, ew_value's, and the eager library's
+ * DML_EAGER_NORM kernel of given statistics): x[0] the element of X (f32,
+ * f16 or bf16, widened exactly), x[1] .. x[4] its channel's scale, B, mean
+ * and var (f32 or X's dtype), `eps` the f32 epsilon; in the affine form of
+ * dml_cpu_bn_affine, all in f32: a = (1 / sqrt(var + eps)) * scale, y = x
+ * * a + (B - mean * a), rounded once to x[0]'s dtype. */
+const dml_kval_t *dml_ksched_bn_value(dml_kpool_t *p, const dml_kval_t *const *x,
+                                      const dml_kval_t *eps);
+
+/* schedule_norm.c, shared with the eager library's DML_EAGER_NORM kernel
+ * (codegen/eager_lib_gen.c): 1 / sqrt(sumsq / L + eps) of the f32 sum of
+ * squared deviations `sumsq` over a row of L elements (Lf: L as f32), and
+ * the normalized, scaled and shifted value dev * inv * scale (+ B where `b`
+ * is not NULL) of a deviation from the mean `dev`. */
+const dml_kval_t *dml_ksched_norm_inv(dml_kpool_t *p, const dml_kval_t *sumsq,
+                                      const dml_kval_t *Lf, const dml_kval_t *eps);
+const dml_kval_t *dml_ksched_norm_affine(dml_kpool_t *p, const dml_kval_t *dev,
+                                         const dml_kval_t *inv, const dml_kval_t *scale,
+                                         const dml_kval_t *b);
+
 /* schedule_norm.c: places LayerNormalization or InstanceNormalization node
  * `node`: its kernel, or an UNIMPLEMENTED detail naming the node and why. */
 void dml_ksched_norm_emit(sched_t *s, uint32_t node);

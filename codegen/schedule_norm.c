@@ -84,10 +84,24 @@ static const dml_kval_t *norm_out(sched_t *s, const norm_row_t *c, const dml_kid
     if (c->b)
       bv = norm_load_f32(s, c->b, at(s, c->b, bcast_index(s, &c->b->type, c->nt, nc)));
   }
+  return dml_ksched_norm_affine(p, norm_dev(s, c, j), dml_kv_reg(p, c->inv), sv, bv);
+}
+
+const dml_kval_t *dml_ksched_norm_affine(dml_kpool_t *p, const dml_kval_t *dev,
+                                         const dml_kval_t *inv, const dml_kval_t *scale,
+                                         const dml_kval_t *b) {
   const dml_kval_t *out =
-      dml_kv_fn(p, DML_KF_MUL,
-                dml_kv_fn(p, DML_KF_MUL, norm_dev(s, c, j), dml_kv_reg(p, c->inv)), sv);
-  return bv ? dml_kv_fn(p, DML_KF_ADD, out, bv) : out;
+      dml_kv_fn(p, DML_KF_MUL, dml_kv_fn(p, DML_KF_MUL, dev, inv), scale);
+  return b ? dml_kv_fn(p, DML_KF_ADD, out, b) : out;
+}
+
+const dml_kval_t *dml_ksched_norm_inv(dml_kpool_t *p, const dml_kval_t *sumsq,
+                                      const dml_kval_t *Lf, const dml_kval_t *eps) {
+  return dml_kv_fn(
+      p, DML_KF_RECIP,
+      dml_kv_fn(p, DML_KF_SQRT,
+                dml_kv_fn(p, DML_KF_ADD, dml_kv_fn(p, DML_KF_DIV, sumsq, Lf), eps), NULL),
+      NULL);
 }
 
 static const dml_kval_t *norm_row_x(sched_t *s, const dml_kidx_t *j, void *vctx) {
@@ -232,13 +246,7 @@ void dml_ksched_norm_emit(sched_t *s, uint32_t node) {
   }
   dml_kblock_add(&body,
                  assign(s, DML_KS_LET, c.inv,
-                        dml_kv_fn(p, DML_KF_RECIP,
-                                  dml_kv_fn(p, DML_KF_SQRT,
-                                            dml_kv_fn(p, DML_KF_ADD,
-                                                      dml_kv_fn(p, DML_KF_DIV, var, Lf),
-                                                      dml_kv_const(p, (float)eps)),
-                                            NULL),
-                                  NULL)));
+                        dml_ksched_norm_inv(p, var, Lf, dml_kv_const(p, (float)eps))));
   if (coop) {
     dml_kblock_add(&body, dml_krow_each(s, Lx, j, norm_row_store, &c));
     dml_kblock_t tail = {0};

@@ -51,6 +51,13 @@ enum {
    * attribute as 0 or 1); IsInf: detect_positive, detect_negative (0 or 1);
    * BitShift: direction (1 LEFT, 0 RIGHT); Shrink: lambd, bias. */
   DML_EAGER_PC_ATTR = DML_EAGER_PC_IN + 2 * DML_EAGER_PC_IN_WORDS,
+  /* Concat's slice-copy rows (op Concat, one operand, max_len 3: the
+   * index space's last three dims): y's element offset, then its
+   * DML_EAGER_RANK strides (input 1's words, which one operand leaves
+   * free): element i is written at OUT + sum_d coord_d * ostride_d instead
+   * of i, so that each input of a Concat is copied into its slice of the
+   * output in one dispatch. */
+  DML_EAGER_PC_OUT = DML_EAGER_PC_IN + DML_EAGER_PC_IN_WORDS,
 };
 
 /* 1 when the kernels of op `op` read its attributes from the words
@@ -193,6 +200,82 @@ enum {
   DML_EAGER_GA_WORDS,
 };
 
+/* Normalization kernels (kind DML_EAGER_NORM), one per dtype of x and y
+ * (`dtype`: f32, f16, bf16; the statistics and the arithmetic in f32, y
+ * rounded once), op LayerNormalization (max_len 0: each row's own mean and
+ * variance, for LayerNormalization and InstanceNormalization) or
+ * BatchNormalization (max_len 1: the mean and variance given per channel,
+ * inference). One workgroup of DML_EAGER_LOCAL invocations per row: row r
+ * (r < ROWS) is the LEN contiguous elements of x (binding 1) from element
+ * X_OFF + r * LEN, written to y (binding 0, contiguous, element 0) at r *
+ * LEN; its channel is c = r % C; workgroup g of a grid of GRID takes rows
+ * g, g + GRID, ... (TURNS turns). Scale is read from binding 2 (f32) at
+ * element S_OFF + c * S_CS + j * S_JS for element j of the row, B from
+ * binding 3 (f32) at B_OFF + c * B_CS + j * B_JS when HAS_B is 1 (else
+ * not added; bind any buffer there). max_len 0: the compiled path's
+ * shifted two-pass statistics (codegen/schedule_norm.c: x0 the row's first
+ * element, mean of x - x0, then the mean of (x - x0 - mean)^2, each a
+ * workgroup tree of 4 strided accumulators per invocation,
+ * schedule_rows.c), inv = 1 / sqrt(var + EPS), y = (x - x0 - mean) * inv *
+ * scale + B (dml_ksched_norm_affine). max_len 1: mean and var at elements
+ * M_OFF + c and V_OFF + c of binding 2, y = the scheduler's BatchNormalization
+ * formula (dml_ksched_bn_value: a = (1 / sqrt(var + EPS)) * scale, y = x *
+ * a + (B - mean * a)). EPS: the bits of the f32 epsilon. On CUDA the
+ * parameters are (y, x, scale, B, the words by value), as MatMul's. */
+#define DML_EAGER_NORM 6u
+enum {
+  DML_EAGER_NM_ROWS = 0,
+  DML_EAGER_NM_LEN,
+  DML_EAGER_NM_GRID,
+  DML_EAGER_NM_TURNS,
+  DML_EAGER_NM_C,
+  DML_EAGER_NM_X_OFF,
+  DML_EAGER_NM_S_OFF,
+  DML_EAGER_NM_S_CS,
+  DML_EAGER_NM_S_JS,
+  DML_EAGER_NM_B_OFF,
+  DML_EAGER_NM_B_CS,
+  DML_EAGER_NM_B_JS,
+  DML_EAGER_NM_HAS_B,
+  DML_EAGER_NM_M_OFF,
+  DML_EAGER_NM_V_OFF,
+  DML_EAGER_NM_EPS,
+  DML_EAGER_NM_WORDS,
+};
+
+/* MaxPool's Indices kernels (kind DML_EAGER_POOLIDX, op MaxPool, one per
+ * dtype of X: f32, f16, bf16 compared in f32, f64 in f64; out_dtype i64),
+ * 2-D (1-D as H = 1): one invocation per element i < N of the Indices [NC,
+ * OH, OW] (contiguous, binding 0; a grid of `stride` invocations loops as
+ * the elementwise kernels): the window's taps in order (i, j) at padded
+ * coordinates (oh * SH + i * DH, ow * SW + j * DW), those inside X [NC, H,
+ * W] (contiguous at X_OFF, binding 1) visited as the CPU's kernel visits
+ * them (cpu_pool.c pool_window_f64): a tap wins when it is the window's
+ * first inside X, greater than the best so far, or a NaN over a number;
+ * the index is nc * H * W plus the winner's offset, row-major (ORDER 0)
+ * or column-major (ORDER 1), 0 for a window with no tap inside X. */
+#define DML_EAGER_POOLIDX 7u
+enum {
+  DML_EAGER_PI_N = 0,
+  DML_EAGER_PI_STRIDE,
+  DML_EAGER_PI_ITERS,
+  DML_EAGER_PI_H,
+  DML_EAGER_PI_W,
+  DML_EAGER_PI_OH,
+  DML_EAGER_PI_OW,
+  DML_EAGER_PI_KH,
+  DML_EAGER_PI_KW,
+  DML_EAGER_PI_SH,
+  DML_EAGER_PI_SW,
+  DML_EAGER_PI_PH,
+  DML_EAGER_PI_PW,
+  DML_EAGER_PI_DH,
+  DML_EAGER_PI_DW,
+  DML_EAGER_PI_X_OFF,
+  DML_EAGER_PI_ORDER,
+  DML_EAGER_PI_WORDS,
+};
+
 /* Bindings and push-constant words of every kernel's pipeline layout
  * (128 bytes, Vulkan's guaranteed minimum). */
 #define DML_EAGER_BINDINGS 4u
@@ -200,7 +283,9 @@ enum {
 _Static_assert(DML_EAGER_PC_WORDS <= DML_EAGER_PC_MAX &&
                    DML_EAGER_MM_WORDS <= DML_EAGER_PC_MAX &&
                    DML_EAGER_CV_WORDS <= DML_EAGER_PC_MAX &&
-                   DML_EAGER_GA_WORDS <= DML_EAGER_PC_MAX,
+                   DML_EAGER_GA_WORDS <= DML_EAGER_PC_MAX &&
+                   DML_EAGER_NM_WORDS <= DML_EAGER_PC_MAX &&
+                   DML_EAGER_PI_WORDS <= DML_EAGER_PC_MAX,
                "push constants beyond 128 bytes");
 
 /* A count of a reduction kernel's grid (dml_kpkg_lin_t's meaning). */
@@ -221,7 +306,7 @@ typedef struct dml_eager_lin {
  * Identity (kind DML_EAGER_EW) is the strided copy. */
 typedef struct dml_eager_kernel {
   dml_op_t op;
-  uint32_t kind; /* DML_EAGER_EW, _REDUCE, _MATMUL, _CONV, _GATHER */
+  uint32_t kind; /* DML_EAGER_EW, _REDUCE, _MATMUL, _CONV, _GATHER, _NORM, _POOLIDX */
   uint32_t n_inputs;
   uint32_t n_words;
   const uint32_t *words;
@@ -232,7 +317,9 @@ typedef struct dml_eager_kernel {
    * that one workgroup per row, the scheduler's choice). DML_EAGER_EW: the
    * dims it indexes, the last ones of the layout (1: the flat form, no
    * index division; 3, Identity's; DML_EAGER_RANK). DML_EAGER_MATMUL: 1
-   * for the unit-stride form, 0 for any strides. DML_EAGER_GATHER: 0. */
+   * for the unit-stride form, 0 for any strides. DML_EAGER_GATHER: 0.
+   * DML_EAGER_NORM: 0 the statistics of each row, 1 BatchNormalization's
+   * given ones. */
   int64_t max_len;
   uint32_t dtype, out_dtype;
   /* ArgMax/ArgMin (DML_EAGER_REDUCE, out_dtype i64): the kernel's

@@ -1618,6 +1618,10 @@ static dml_status_t small_ints(const slot_t *x, const char *opn, const char *wha
  * not the outermost dim above 1, or the input is not contiguous); with
  * dims above 1 before the axis, the spans fill a temporary [L, P, Q] that
  * the Identity kernel reads back as [P, L, Q]. */
+static void reach(int64_t off, int32_t rank, const int64_t *dims, const int64_t *st,
+                  int64_t *lo, int64_t *hi);
+static dml_status_t below_2_32(const char *opn, const char *what, int64_t lo, int64_t hi);
+
 static dml_status_t eager_concat(dml_rt_device_t *dev, const dml_rt_tensor_t *h,
                                  slot_t *const *x, uint32_t n, const dml_tensor_t *y,
                                  int64_t axis, dml_rt_tensor_t *out) {
@@ -1633,6 +1637,62 @@ static dml_status_t eager_concat(dml_rt_device_t *dev, const dml_rt_tensor_t *h,
   const uint64_t es = dml_dtype_size(y->dtype);
   dml_rt_tensor_t t = DML_RT_TENSOR_NONE;
   *out = DML_RT_TENSOR_NONE;
+  /* P > 1: each input copied into its slice of y by the slice-copy kernel
+   * (dml_eager_lib.h DML_EAGER_PC_OUT), one dispatch per input */
+  const int32_t kc = P > 1 ? eager_find_t(dev, DML_OP_CONCAT, 1, y->dtype, y->dtype) : -1;
+  if (kc >= 0 && dev->lib[kc].max_len == 3 && P * L * Q <= (int64_t)UINT32_MAX) {
+    dml_status_t e = make(dev, y->dtype, y->rank, y->dims, NULL, opn, out);
+    slot_t *ys = NULL;
+    if (!e) e = get(*out, opn, &ys);
+    int64_t at = 0; /* y's slices before input j along the axis */
+    for (uint32_t j = 0; j < n && !e; j++) {
+      const int64_t Lj = x[j]->rank ? x[j]->dims[axis] : 1, m = P * Lj * Q;
+      if (m == 0) continue;
+      const int64_t d3[3] = {P, Lj, Q};
+      int64_t s3[3];
+      dml_rt_tensor_t c = DML_RT_TENSOR_NONE;
+      const slot_t *cs = x[j];
+      if (!nocopy_strides(x[j], 3, d3, s3)) { /* a view that does not merge */
+        e = dml_rt_tensor_op("Identity", &h[j], 1, NULL, 0, &c, 1);
+        slot_t *c2 = NULL;
+        if (!e) e = get(c, opn, &c2);
+        cs = c2;
+        s3[0] = Lj * Q, s3[1] = Q, s3[2] = 1;
+      }
+      int64_t lo = 0, hi = 0;
+      if (!e) reach(cs->offset, 3, d3, s3, &lo, &hi);
+      if (!e) e = below_2_32(opn, "an input", lo, hi);
+      if (!e) {
+        uint32_t pc[DML_EAGER_PC_WORDS];
+        memset(pc, 0, sizeof pc);
+        uint64_t groups = ((uint64_t)m + DML_EAGER_LOCAL - 1) / DML_EAGER_LOCAL;
+        if (groups > 65535) groups = 65535;
+        const uint64_t stride = groups * DML_EAGER_LOCAL;
+        pc[DML_EAGER_PC_N] = (uint32_t)m;
+        pc[DML_EAGER_PC_STRIDE] = (uint32_t)stride;
+        pc[DML_EAGER_PC_ITERS] = (uint32_t)(((uint64_t)m + stride - 1) / stride);
+        for (uint32_t d = 0; d < DML_EAGER_RANK; d++) pc[DML_EAGER_PC_DIMS + d] = 1;
+        const int64_t os[3] = {L * Q, Q, 1};
+        pc[DML_EAGER_PC_IN] = (uint32_t)cs->offset;
+        pc[DML_EAGER_PC_OUT] = (uint32_t)(at * Q);
+        for (uint32_t d = 0; d < 3; d++) {
+          const uint32_t k = DML_EAGER_RANK - 3 + d;
+          pc[DML_EAGER_PC_DIMS + k] = (uint32_t)d3[d];
+          pc[DML_EAGER_PC_IN + 1 + k] = (uint32_t)s3[d]; /* wraps as the kernel's */
+          pc[DML_EAGER_PC_OUT + 1 + k] = (uint32_t)os[d];
+        }
+        e = dev->mem->run_kernel(dev->h, (uint32_t)kc, ys->st->buf, cs->st->buf, NULL, 0,
+                                 0, pc, DML_EAGER_PC_WORDS, (uint32_t)groups);
+      }
+      at += Lj;
+      if (c.id) dml_status_free(dml_rt_tensor_free(c));
+    }
+    if (e && out->id) {
+      dml_status_free(dml_rt_tensor_free(*out));
+      *out = DML_RT_TENSOR_NONE;
+    }
+    return e;
+  }
   /* P 1: the spans go to y itself */
   const int64_t td[3] = {L, P, Q};
   dml_status_t e = P == 1 ? make(dev, y->dtype, y->rank, y->dims, NULL, opn, out)
@@ -1934,6 +1994,141 @@ static dml_status_t run_packed(dml_rt_device_t *dev, uint32_t k, const slot_t *y
                            (unsigned long long)(pack / es));
   return dev->mem->run_kernel(dev->h, k, ys->st->buf, NULL, cp, n_cp, pack, pc, n_pc,
                               groups);
+}
+
+dml_status_t dml_rt_eager_norm(dml_rt_device_t *dev, dml_op_t id, dml_rt_tensor_t x,
+                               const dml_rt_eager_norm_t *nm, dml_rt_tensor_t *out,
+                               int *done) {
+  const char *opn = dml_op_name(id);
+  *done = 0;
+  slot_t *xs = NULL, *ss = NULL, *bs = NULL;
+  DML_RETURN_IF_ERROR(get(x, opn, &xs));
+  DML_RETURN_IF_ERROR(get(nm->scale, opn, &ss));
+  if (nm->bias.id) DML_RETURN_IF_ERROR(get(nm->bias, opn, &bs));
+  const dml_op_t row =
+      nm->given ? DML_OP_BATCH_NORMALIZATION : DML_OP_LAYER_NORMALIZATION;
+  int32_t k = eager_find_t(dev, row, nm->given ? 5u : 3u, xs->dtype, xs->dtype);
+  if (k < 0 || dev->lib[k].kind != DML_EAGER_NORM || !dev->mem->run_kernel_bufs)
+    return DML_OK; /* composed instead */
+  *done = 1;
+  if (!is_contig(xs) || ss->dtype != DML_DTYPE_F32 || (bs && bs->dtype != DML_DTYPE_F32))
+    return dml_status_make(DML_STATUS_INTERNAL, opn,
+                           "the normalization kernel takes a contiguous x and f32 "
+                           "parameters");
+  const int64_t n = numel(xs);
+  /* what x, scale and B reach (elements of their storages) */
+  int64_t hi_x = xs->offset + n - 1, C = nm->channels > 0 ? nm->channels : 1;
+  int64_t hi_s = ss->offset + (C - 1) * nm->s_cs + (nm->len - 1) * nm->s_js;
+  if (nm->given) {
+    int64_t hm = ss->offset + (nm->m_off > nm->v_off ? nm->m_off : nm->v_off) + C - 1;
+    hi_s = hm > hi_s ? hm : hi_s;
+  }
+  int64_t hi_b = bs ? bs->offset + (C - 1) * nm->b_cs + (nm->len - 1) * nm->b_js : 0;
+  dml_status_t e = DML_OK;
+  if (n > 0 && (hi_x > (int64_t)UINT32_MAX || hi_s > (int64_t)UINT32_MAX ||
+                hi_b > (int64_t)UINT32_MAX || nm->s_cs < 0 || nm->s_js < 0 ||
+                nm->b_cs < 0 || nm->b_js < 0))
+    e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                        "x or its parameters reach element %lld: the GPU's eager kernels "
+                        "index below 2^32 (on %s)",
+                        (long long)(hi_x > hi_s ? hi_x : hi_s), dev->name);
+  if (!e) e = make(dev, xs->dtype, xs->rank, xs->dims, NULL, opn, out);
+  if (e || n == 0) return e;
+  slot_t *ys = NULL;
+  e = get(*out, opn, &ys);
+  uint32_t pc[DML_EAGER_NM_WORDS];
+  memset(pc, 0, sizeof pc);
+  uint64_t grid = nm->rows > 65535 ? 65535 : (uint64_t)nm->rows;
+  float ef = (float)nm->eps;
+  pc[DML_EAGER_NM_ROWS] = (uint32_t)nm->rows;
+  pc[DML_EAGER_NM_LEN] = (uint32_t)nm->len;
+  pc[DML_EAGER_NM_GRID] = (uint32_t)grid;
+  pc[DML_EAGER_NM_TURNS] = (uint32_t)(((uint64_t)nm->rows + grid - 1) / grid);
+  pc[DML_EAGER_NM_C] = (uint32_t)C;
+  pc[DML_EAGER_NM_X_OFF] = (uint32_t)xs->offset;
+  pc[DML_EAGER_NM_S_OFF] = (uint32_t)ss->offset;
+  pc[DML_EAGER_NM_S_CS] = (uint32_t)nm->s_cs;
+  pc[DML_EAGER_NM_S_JS] = (uint32_t)nm->s_js;
+  pc[DML_EAGER_NM_B_OFF] = bs ? (uint32_t)bs->offset : (uint32_t)ss->offset;
+  pc[DML_EAGER_NM_B_CS] = bs ? (uint32_t)nm->b_cs : 0u;
+  pc[DML_EAGER_NM_B_JS] = bs ? (uint32_t)nm->b_js : 0u;
+  pc[DML_EAGER_NM_HAS_B] = bs ? 1u : 0u;
+  pc[DML_EAGER_NM_M_OFF] = (uint32_t)(ss->offset + nm->m_off);
+  pc[DML_EAGER_NM_V_OFF] = (uint32_t)(ss->offset + nm->v_off);
+  memcpy(&pc[DML_EAGER_NM_EPS], &ef, 4);
+  /* an absent B: scale's buffer at binding 3, not added (HAS_B 0) */
+  void *bufs[4] = {ys ? ys->st->buf : NULL, xs->st->buf, ss->st->buf,
+                   bs ? bs->st->buf : ss->st->buf};
+  if (!e)
+    e = dev->mem->run_kernel_bufs(dev->h, (uint32_t)k, bufs, 4, pc, DML_EAGER_NM_WORDS,
+                                  (uint32_t)grid);
+  if (e) {
+    dml_status_free(dml_rt_tensor_free(*out));
+    return dml_status_annotate(e, "%s on %s", opn, dev->name);
+  }
+  return DML_OK;
+}
+
+dml_status_t dml_rt_eager_pool_indices(dml_rt_device_t *dev, dml_rt_tensor_t x,
+                                       const int64_t *ydims, const int64_t *k,
+                                       const int64_t *s, const int64_t *d,
+                                       const int64_t *pb, int order, dml_rt_tensor_t *out,
+                                       int *done) {
+  const char *opn = "MaxPool";
+  *done = 0;
+  slot_t *xs = NULL;
+  DML_RETURN_IF_ERROR(get(x, opn, &xs));
+  int32_t kr = eager_find_t(dev, DML_OP_MAX_POOL, 1, xs->dtype, DML_DTYPE_I64);
+  if (kr < 0 || dev->lib[kr].kind != DML_EAGER_POOLIDX ||
+      (xs->rank != 3 && xs->rank != 4))
+    return DML_OK;
+  *done = 1;
+  if (!is_contig(xs))
+    return dml_status_make(DML_STATUS_INTERNAL, opn,
+                           "the index kernel takes a contiguous X");
+  const int two = xs->rank == 4;
+  int64_t yd[DML_MAX_RANK];
+  memcpy(yd, ydims, sizeof(int64_t) * (size_t)xs->rank);
+  const int64_t n = dml_dims_numel(yd, xs->rank);
+  if (n > (int64_t)UINT32_MAX || xs->offset + numel(xs) > (int64_t)UINT32_MAX)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                           "%lld indices: the GPU's eager kernels index below 2^32",
+                           (long long)n);
+  DML_RETURN_IF_ERROR(make(dev, DML_DTYPE_I64, xs->rank, yd, NULL, opn, out));
+  if (n == 0) return DML_OK;
+  slot_t *ys = NULL;
+  dml_status_t e = get(*out, opn, &ys);
+  uint32_t pc[DML_EAGER_PI_WORDS];
+  memset(pc, 0, sizeof pc);
+  uint64_t groups = ((uint64_t)n + DML_EAGER_LOCAL - 1) / DML_EAGER_LOCAL;
+  if (groups > 65535) groups = 65535;
+  const uint64_t stride = groups * DML_EAGER_LOCAL;
+  const int hi = two ? 0 : -1; /* 1-D: H = 1 */
+  pc[DML_EAGER_PI_N] = (uint32_t)n;
+  pc[DML_EAGER_PI_STRIDE] = (uint32_t)stride;
+  pc[DML_EAGER_PI_ITERS] = (uint32_t)(((uint64_t)n + stride - 1) / stride);
+  pc[DML_EAGER_PI_H] = two ? (uint32_t)xs->dims[2] : 1u;
+  pc[DML_EAGER_PI_W] = (uint32_t)xs->dims[xs->rank - 1];
+  pc[DML_EAGER_PI_OH] = two ? (uint32_t)yd[2] : 1u;
+  pc[DML_EAGER_PI_OW] = (uint32_t)yd[xs->rank - 1];
+  pc[DML_EAGER_PI_KH] = hi < 0 ? 1u : (uint32_t)k[0];
+  pc[DML_EAGER_PI_KW] = (uint32_t)k[two];
+  pc[DML_EAGER_PI_SH] = hi < 0 ? 1u : (uint32_t)s[0];
+  pc[DML_EAGER_PI_SW] = (uint32_t)s[two];
+  pc[DML_EAGER_PI_PH] = hi < 0 ? 0u : (uint32_t)pb[0];
+  pc[DML_EAGER_PI_PW] = (uint32_t)pb[two];
+  pc[DML_EAGER_PI_DH] = hi < 0 ? 1u : (uint32_t)d[0];
+  pc[DML_EAGER_PI_DW] = (uint32_t)d[two];
+  pc[DML_EAGER_PI_X_OFF] = (uint32_t)xs->offset;
+  pc[DML_EAGER_PI_ORDER] = order ? 1u : 0u;
+  if (!e)
+    e = dev->mem->run_kernel(dev->h, (uint32_t)kr, ys->st->buf, xs->st->buf, NULL, 0, 0,
+                             pc, DML_EAGER_PI_WORDS, (uint32_t)groups);
+  if (e) {
+    dml_status_free(dml_rt_tensor_free(*out));
+    return dml_status_annotate(e, "%s on %s", opn, dev->name);
+  }
+  return DML_OK;
 }
 
 /* Runs MatMul (numpy matmul, f32) on device tensors a, b with the
@@ -2389,6 +2584,14 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
                         "no input tensor tells the device (eager ops without inputs: use "
                         "the creation calls)");
+  if (!s && (id == DML_OP_GATHER_ND || id == DML_OP_EINSUM)) {
+    /* composed on every device (dml_tensor_compose.c) */
+    for (uint32_t i = 0; i < n_inputs; i++) free(owned[i]);
+    return id == DML_OP_EINSUM ? dml_rt_eager_einsum(dev, inputs, n_inputs, attrs,
+                                                     n_attrs, outputs, n_outputs)
+                               : dml_rt_eager_gather_nd(dev, inputs, n_inputs, attrs,
+                                                        n_attrs, outputs, n_outputs);
+  }
   dml_attr_t rattrs[8];
   int64_t axes_v[DML_MAX_RANK];
   /* a reduction's absent axes input (DML_RT_TENSOR_NONE): every axis, or y =
@@ -2566,8 +2769,9 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
           : dev->n_lib ? "the eager library holds the elementwise ops, Identity, "
                          "the reductions, Softmax, LogSoftmax, MatMul, Gemm, Conv and "
                          "Gather, Transpose, Slice, Expand, Concat as copies, and the "
-                         "normalizations, pools, Pad, Tile, Split, the reshape family "
-                         "and GatherElements composed of them, only (docs/tensor.md)"
+                         "normalizations (fused), pools, Pad, Tile, Split, the reshape "
+                         "family, GatherElements, GatherND, ScatterND and ConvTranspose "
+                         "composed of them, only (docs/tensor.md)"
           : dev->lib == dml_eager_ptx
               ? "this build has no CUDA eager kernel library (it is made where the "
                 "code generator and clang-16 are; a runtime-only build takes it with "
@@ -2614,8 +2818,17 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     }
     return s;
   }
+  /* ConvTranspose: the CPU's kernel with the output dims of its eager rule
+   * (dml_tensor_compose.c; the CPU's rules have none) */
+  dml_tensor_t fixed;
+  int has_fixed = 0;
+  if (!s && id == DML_OP_CONV_TRANSPOSE && n_outputs == 1) {
+    s = dml_rt_eager_conv_transpose_dims(dev, inputs, n_inputs, attrs, n_attrs, &fixed);
+    has_fixed = !s;
+  }
   if (!s)
-    s = run_host(dev, id, in, n_inputs, attrs, n_attrs, NULL, 0, outputs, n_outputs);
+    s = run_host(dev, id, in, n_inputs, attrs, n_attrs, has_fixed ? &fixed : NULL, 0,
+                 outputs, n_outputs);
   for (uint32_t i = 0; i < n_inputs; i++) free(owned[i]);
   return s;
 }

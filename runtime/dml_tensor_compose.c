@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "dml_cpu.h"
+#include "dml_einsum.h"
 #include "dml_tensor_eager.h"
 
 #define NONE DML_RT_TENSOR_NONE
@@ -311,6 +312,149 @@ static dml_status_t instance_norm(dml_rt_device_t *dev, const dml_rt_tensor_t *i
   return DML_OK;
 }
 
+/* The shortest row the fused normalization kernel takes (norm_fused). */
+#define NORM_MIN_ROW 64
+
+/* *out = t as a contiguous f32 tensor (t itself with one more reference
+ * when it is one already; else a Cast and/or a copy on the device). */
+static dml_status_t f32_dense(dml_rt_tensor_t t, dml_rt_tensor_t *out) {
+  dml_rt_tensor_info_t it;
+  *out = NONE;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(t, &it));
+  if (it.dtype != DML_DTYPE_F32) return cast(t, DML_DTYPE_F32, out); /* contiguous */
+  return dml_rt_tensor_contiguous(t, out);
+}
+
+/* LayerNormalization, InstanceNormalization and BatchNormalization
+ * (inference) of f32, f16 or bf16 x by the library's normalization kernel
+ * (dml_rt_eager_norm, one dispatch on x): scale and B made f32 and
+ * contiguous first where they are not (a Cast or a copy of the parameter
+ * each), BatchNormalization's four parameters concatenated into one [4C]
+ * f32 tensor (buffer copies) for the kernel's two parameter bindings.
+ * Sets *done; leaves it 0 where the kernel does not apply (x of another
+ * dtype, a library without the kernel): the composition then runs. */
+static dml_status_t norm_fused(dml_rt_device_t *dev, dml_op_t id,
+                               const dml_rt_tensor_t *in, uint32_t n,
+                               const dml_attr_t *attrs, uint32_t na,
+                               const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out,
+                               int *done) {
+  *done = 0;
+  if (x->dtype != DML_DTYPE_F32 && !is_half(x->dtype)) return DML_OK;
+  static const char *const ok_ln[] = {"axis", "epsilon", "stash_type", NULL};
+  static const char *const ok_in[] = {"epsilon", NULL};
+  static const char *const ok_bn[] = {"epsilon", "momentum", "training_mode", NULL};
+  const int ln = id == DML_OP_LAYER_NORMALIZATION, bn = id == DML_OP_BATCH_NORMALIZATION;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ln ? ok_ln : bn ? ok_bn : ok_in));
+  if (bn && dml_attr_int(attrs, na, "training_mode", 0))
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "BatchNormalization",
+                           "training_mode 1 is not taken by the GPU's eager "
+                           "BatchNormalization in this version (inference form only)");
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
+  dml_rt_eager_norm_t nm;
+  memset(&nm, 0, sizeof nm);
+  nm.eps = dml_attr_float(attrs, na, "epsilon", 1e-5);
+  nm.scale = nm.bias = NONE;
+  int64_t axis = 2;
+  if (ln) {
+    if (n < 2 || !in[1].id)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "LayerNormalization",
+                             "Scale (input 1) is required");
+    axis = dml_attr_int(attrs, na, "axis", -1);
+    if (axis < 0) axis += x->rank;
+    if (axis < 0 || axis >= x->rank)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "LayerNormalization",
+                             "axis out of range");
+  } else if (bn) {
+    if (n != 5 || x->rank < 2)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "BatchNormalization",
+                             "X [N, C, ...], scale, B, mean, var: %u inputs of X rank %d",
+                             n, (int)x->rank);
+    DML_RETURN_IF_ERROR(
+        check_channels(id, in, 1, 4, x->dims[1], "scale, B, mean and var"));
+  } else {
+    if (n != 3 || x->rank < 3)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "InstanceNormalization",
+                             "X [N, C, spatial...], scale, B: %u inputs of X rank %d", n,
+                             (int)x->rank);
+    DML_RETURN_IF_ERROR(check_channels(id, in, 1, 2, x->dims[1], "scale and B"));
+  }
+  /* Layer and Instance: scale and B of x's dtype, as the CPU's kernels
+   * require (BatchNormalization's may differ: T1, T2 of ONNX) */
+  for (uint32_t j = 1; j < n && j < 3 && !bn; j++) {
+    if (!in[j].id) continue;
+    dml_rt_tensor_info_t ij;
+    DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[j], &ij));
+    if (ij.dtype != x->dtype)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id),
+                             "dtype mismatch (on %s): X %s, input %u %s",
+                             dml_rt_device_name(dev), dml_dtype_name(x->dtype), j,
+                             dml_dtype_name(ij.dtype));
+  }
+  /* rows: the dims before `axis` (Instance, Batch: N * C, channel r % C) */
+  nm.rows = 1, nm.len = 1;
+  for (int32_t d = 0; d < x->rank; d++) {
+    if (d < axis)
+      nm.rows *= x->dims[d];
+    else
+      nm.len *= x->dims[d];
+  }
+  nm.channels = ln ? 1 : x->dims[1];
+  nm.given = bn;
+  /* rows shorter than a quarter workgroup: the kernel would leave most of
+   * each row's workgroup idle (BatchNormalization of [1024, 512], rows of
+   * 1: 1.7 s on lavapipe); the composition's elementwise and short-row
+   * reduction kernels take them */
+  if (nm.len < NORM_MIN_ROW) return DML_OK;
+  dml_rt_tensor_t p[4] = {NONE, NONE, NONE, NONE}, pk = NONE, xc = NONE, t = NONE;
+  dml_status_t e = DML_OK;
+  if (ln) { /* scale and B broadcast to the normalized dims, dense f32 */
+    for (uint32_t j = 1; j < 3 && j < n && !e; j++) {
+      if (!in[j].id) continue;
+      e = dml_rt_tensor_expand(in[j], x->rank - (int32_t)axis, x->dims + axis, &t);
+      if (!e) e = f32_dense(t, &p[j - 1]);
+      drop(&t);
+    }
+    nm.scale = p[0], nm.bias = p[1];
+    nm.s_js = nm.b_js = 1;
+  } else if (!bn) { /* [C] each */
+    for (uint32_t j = 1; j < 3 && !e; j++) e = f32_dense(in[j], &p[j - 1]);
+    nm.scale = p[0], nm.bias = p[1];
+    nm.s_cs = nm.b_cs = 1;
+  } else { /* scale, B, mean, var as one [4C] f32 tensor: B a view of it */
+    for (uint32_t j = 1; j < 5 && !e; j++) e = f32_dense(in[j], &p[j - 1]);
+    dml_attr_t a0 = int_attr("axis", 0);
+    if (!e) e = dml_rt_tensor_op("Concat", p, 4, &a0, 1, &pk, 1);
+    const int64_t C = x->dims[1], ax = 0, st = C, en = 2 * C;
+    if (!e) e = dml_rt_tensor_slice(pk, 1, &ax, &st, &en, NULL, &t);
+    nm.scale = pk, nm.bias = t;
+    nm.s_cs = nm.b_cs = 1;
+    nm.m_off = 2 * C, nm.v_off = 3 * C;
+  }
+  if (!e) e = dml_rt_tensor_contiguous(in[0], &xc);
+  if (!e) e = dml_rt_eager_norm(dev, id, xc, &nm, out, done);
+  for (int j = 0; j < 4; j++) drop(&p[j]);
+  drop(&pk);
+  drop(&t);
+  drop(&xc);
+  return e;
+}
+
+/* A normalization: the library's kernel (norm_fused), else composed (f64
+ * x; f16 and bf16 through f32). */
+static dml_status_t normalization(dml_rt_device_t *dev, dml_op_t id,
+                                  const dml_rt_tensor_t *in, uint32_t n,
+                                  const dml_attr_t *attrs, uint32_t na,
+                                  const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
+  int fused = 0;
+  dml_status_t e = norm_fused(dev, id, in, n, attrs, na, x, out, &fused);
+  if (e || fused) return e;
+  if (is_half(x->dtype)) return via_f32(id, x->dtype, in, n, attrs, na, out);
+  if (id == DML_OP_LAYER_NORMALIZATION) return layer_norm(dev, in, n, attrs, na, x, out);
+  if (id == DML_OP_BATCH_NORMALIZATION) return batch_norm(dev, in, n, attrs, na, x, out);
+  return instance_norm(dev, in, n, attrs, na, x, out);
+}
+
 static dml_status_t global_pool(dml_rt_device_t *dev, dml_op_t id,
                                 const dml_rt_tensor_t *in, const dml_attr_t *attrs,
                                 uint32_t na, const dml_rt_tensor_info_t *x,
@@ -566,6 +710,67 @@ static dml_status_t pool(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tensor_
 
 /* The int64 values of device tensor t (i64 or i32, rank 0 or 1, at most
  * max) into v; *n their count. */
+/* MaxPool with its Indices output on a GPU: Y as pool() composes it, the
+ * Indices by the library's index kernel (dml_rt_eager_pool_indices) over
+ * the CPU's geometry (dml_cpu_pool_geometry); 1-D and 2-D, X of f32, f16,
+ * bf16 or f64 (else UNIMPLEMENTED, as before). */
+static dml_status_t max_pool_indices(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                                     const dml_attr_t *attrs, uint32_t na,
+                                     const dml_rt_tensor_info_t *x,
+                                     dml_rt_tensor_t *out) {
+  const dml_op_t id = DML_OP_MAX_POOL;
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, 1, attrs, na, &y, 1));
+  if (x->rank != 3 && x->rank != 4)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "MaxPool",
+                           "the GPU's eager MaxPool computes Indices for 1-D and 2-D "
+                           "windows only in this version (X of rank %d)",
+                           (int)x->rank);
+  int64_t k[DML_MAX_RANK], s[DML_MAX_RANK], dl[DML_MAX_RANK], pb[DML_MAX_RANK],
+      pe[DML_MAX_RANK];
+  dml_tensor_t xin;
+  memset(&xin, 0, sizeof xin);
+  xin.dtype = x->dtype;
+  xin.rank = x->rank;
+  memcpy(xin.dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+  dml_cpu_call_t call;
+  memset(&call, 0, sizeof call);
+  call.op = id;
+  call.inputs = &xin;
+  call.n_inputs = 1;
+  call.outputs = &y;
+  call.n_outputs = 1;
+  call.attrs = attrs;
+  call.n_attrs = na;
+  DML_RETURN_IF_ERROR(
+      on_dev(dml_cpu_pool_geometry(&call, k, s, dl, pb, pe, 0, NULL), id, dev));
+  int64_t order = dml_attr_int(attrs, na, "storage_order", 0);
+  if (order != 0 && order != 1)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "MaxPool",
+                           "storage_order must be 0 or 1 (on %s)",
+                           dml_rt_device_name(dev));
+  dml_rt_tensor_t xc = NONE, yv = NONE, iv = NONE;
+  int done = 0;
+  dml_status_t e = dml_rt_tensor_contiguous(in[0], &xc);
+  if (!e)
+    e = dml_rt_eager_pool_indices(dev, xc, y.dims, k, s, dl, pb, (int)order, &iv, &done);
+  if (!e && !done)
+    e = dml_status_make(DML_STATUS_UNIMPLEMENTED, "MaxPool",
+                        "MaxPool's Indices output of %s is not computed by the GPU's "
+                        "eager MaxPool in this version (f32, f16, bf16, f64)",
+                        dml_dtype_name(x->dtype));
+  if (!e) e = pool(dev, id, in, attrs, na, x, &yv);
+  drop(&xc);
+  if (e) {
+    drop(&iv);
+    drop(&yv);
+    return e;
+  }
+  out[0] = yv;
+  out[1] = iv;
+  return DML_OK;
+}
+
 static dml_status_t read_ints(dml_op_t id, dml_rt_tensor_t t, const char *what,
                               int64_t *v, uint32_t max, uint32_t *n) {
   dml_rt_tensor_info_t it;
@@ -878,6 +1083,750 @@ static dml_status_t gather_elements(dml_rt_device_t *dev, const dml_rt_tensor_t 
   return e;
 }
 
+/* ---- GatherND and ScatterND (ONNX GatherND-13, ScatterND-18) ---- */
+
+/* The indices tensor t (i64 or i32, any device) read back to the host as
+ * i64 values (*out, malloc'd; *n their count). */
+static dml_status_t indices_host(dml_op_t id, dml_rt_tensor_t t, int64_t **out,
+                                 int64_t *n) {
+  dml_rt_tensor_info_t it;
+  *out = NULL;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(t, &it));
+  if (it.dtype != DML_DTYPE_I64 && it.dtype != DML_DTYPE_I32)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id),
+                           "indices must be i64 or i32, not %s",
+                           dml_dtype_name(it.dtype));
+  *n = dml_dims_numel(it.dims, it.rank);
+  int64_t *v = (int64_t *)malloc((size_t)(*n > 0 ? *n : 1) * 8);
+  void *raw = it.dtype == DML_DTYPE_I32 ? malloc((size_t)(*n > 0 ? *n : 1) * 4) : v;
+  if (!v || !raw) {
+    free(v);
+    if (raw != v) free(raw);
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, dml_op_name(id),
+                           "out of host memory for %lld indices", (long long)*n);
+  }
+  dml_tensor_t h;
+  memset(&h, 0, sizeof h);
+  h.dtype = it.dtype;
+  h.rank = it.rank;
+  memcpy(h.dims, it.dims, sizeof h.dims);
+  h.data = raw;
+  dml_status_t e = dml_rt_tensor_to_host(t, &h);
+  if (raw != v) {
+    for (int64_t i = 0; i < *n; i++) v[i] = ((const int32_t *)raw)[i];
+    free(raw);
+  }
+  if (e) {
+    free(v);
+    return e;
+  }
+  *out = v;
+  return DML_OK;
+}
+
+/* The row of tuple `tup` (m indices) into dims d[0 .. m-1] (row-major), or
+ * OUT_OF_RANGE as the CPU's kernels name it (value, its position `pos`,
+ * the range of dim 0... as cpu_index.c's nd_offset/index_oob). */
+static dml_status_t nd_row(dml_op_t id, dml_rt_device_t *dev, const int64_t *tup,
+                           int64_t m, const int64_t *d, int64_t pos, int64_t *row) {
+  int64_t r = 0;
+  for (int64_t k = 0; k < m; k++) {
+    int64_t v = tup[k], n = d[k];
+    if (v < -n || v >= n)
+      return dml_status_make(DML_STATUS_OUT_OF_RANGE, dml_op_name(id),
+                             "index %lld (at position %lld) is out of range [-%lld, "
+                             "%lld] (on %s)",
+                             (long long)v, (long long)(pos + k), (long long)n,
+                             (long long)(n - 1), dml_rt_device_name(dev));
+    r = r * n + (v < 0 ? v + n : v);
+  }
+  *row = r;
+  return DML_OK;
+}
+
+/* *y = Gather(rows, i64 host values idx[0 .. k-1], axis 0), reshaped to
+ * dims od (rank orank). */
+static dml_status_t gather_rows(dml_rt_device_t *dev, dml_rt_tensor_t rows,
+                                const int64_t *idx, int64_t k, int32_t orank,
+                                const int64_t *od, dml_rt_tensor_t *y) {
+  dml_tensor_t h;
+  memset(&h, 0, sizeof h);
+  h.dtype = DML_DTYPE_I64;
+  h.rank = 1;
+  h.dims[0] = k;
+  h.data = (void *)idx;
+  dml_rt_tensor_t it = NONE, g = NONE;
+  dml_status_t e = dml_rt_tensor_from_host(dev, &h, &it);
+  dml_rt_tensor_t gin[2] = {rows, it};
+  if (!e) e = dml_rt_tensor_op("Gather", gin, 2, NULL, 0, &g, 1);
+  if (!e) e = dml_rt_tensor_reshape(g, orank, od, y);
+  drop(&it);
+  drop(&g);
+  return e;
+}
+
+/* GatherND (batch_dims b) on any device: the indices read back, each tuple
+ * turned into a row of data viewed as [rows, slice] on the host (its range
+ * checked as the CPU checks it), those rows gathered (the Gather kernel or
+ * the CPU's Gather: an exact copy) and reshaped to indices[:-1] +
+ * data[b+m:]. */
+static dml_status_t gather_nd(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint32_t n,
+                              const dml_attr_t *attrs, uint32_t na,
+                              const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
+  static const char *const ok[] = {"batch_dims", NULL};
+  const dml_op_t id = DML_OP_GATHER_ND;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  if (n != 2 || !in[1].id)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "GatherND",
+                           "data and indices are required (%u inputs)", n);
+  dml_rt_tensor_info_t ii;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[1], &ii));
+  int64_t b = dml_attr_int(attrs, na, "batch_dims", 0);
+  const int32_t r = x->rank, q = ii.rank;
+  char a1[96], a2[96];
+  dml_dims_str(x->dims, x->rank, a1, sizeof a1);
+  dml_dims_str(ii.dims, ii.rank, a2, sizeof a2);
+#define ND_SHAPE(...)                                                                   \
+  dml_status_detail(dml_status_make(DML_STATUS_INVALID_ARGUMENT, "GatherND",            \
+                                    "shape mismatch (on %s)", dml_rt_device_name(dev)), \
+                    __VA_ARGS__)
+  if (r < 1 || q < 1 || b < 0 || b >= q || b >= r)
+    return ND_SHAPE("data %s, indices %s: batch_dims %lld must be below both ranks", a1,
+                    a2, (long long)b);
+  const int64_t m = ii.dims[q - 1];
+  if (m < 1 || m > r - b)
+    return ND_SHAPE(
+        "data %s, indices %s: the indices' last dim %lld must be in [1, %lld]", a1, a2,
+        (long long)m, (long long)(r - b));
+  for (int64_t d = 0; d < b; d++)
+    if (ii.dims[d] != x->dims[d])
+      return ND_SHAPE("data %s, indices %s: batch dim %lld differs", a1, a2,
+                      (long long)d);
+  int64_t od[DML_MAX_RANK], nb = 1, per_b = 1, slice = 1, blk = 1;
+  int32_t orank = 0;
+  if ((q - 1) + (r - (int32_t)(b + m)) > DML_MAX_RANK)
+    return ND_SHAPE("data %s, indices %s: the output has more than %d dims", a1, a2,
+                    DML_MAX_RANK);
+  for (int32_t d = 0; d < q - 1; d++) od[orank++] = ii.dims[d];
+  for (int32_t d = (int32_t)(b + m); d < r; d++) od[orank++] = x->dims[d];
+#undef ND_SHAPE
+  for (int64_t d = 0; d < b; d++) nb *= x->dims[d];
+  for (int32_t d = (int32_t)b; d < q - 1; d++) per_b *= ii.dims[d];
+  for (int64_t d = b; d < b + m; d++) blk *= x->dims[d];
+  for (int32_t d = (int32_t)(b + m); d < r; d++) slice *= x->dims[d];
+  const int64_t T = nb * per_b;
+  if (T == 0 || slice == 0 || dml_dims_numel(x->dims, x->rank) == 0) {
+    if (T > 0 && slice > 0) /* tuples into an empty data: out of range */
+      return dml_status_make(DML_STATUS_OUT_OF_RANGE, "GatherND",
+                             "indices into an empty data %s (on %s)", a1,
+                             dml_rt_device_name(dev));
+    return dml_rt_tensor_zeros(dev, x->dtype, orank, od, out);
+  }
+  int64_t *iv = NULL, ni = 0;
+  DML_RETURN_IF_ERROR(indices_host(id, in[1], &iv, &ni));
+  int64_t *rows = (int64_t *)malloc((size_t)T * 8);
+  dml_status_t e = rows ? DML_OK
+                        : dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "GatherND",
+                                          "out of host memory");
+  for (int64_t t = 0; t < T && !e; t++) {
+    int64_t rw = 0;
+    e = nd_row(id, dev, iv + t * m, m, x->dims + b, t * m, &rw);
+    rows[t] = (t / per_b) * blk + rw;
+  }
+  free(iv);
+  dml_rt_tensor_t xr = NONE;
+  const int64_t rd[2] = {nb * blk, slice};
+  if (!e) e = dml_rt_tensor_reshape(in[0], 2, rd, &xr);
+  if (!e) e = gather_rows(dev, xr, rows, T, orank, od, out);
+  drop(&xr);
+  free(rows);
+  return e;
+}
+
+/* ScatterND (reduction none) on a GPU: the indices read back, each
+ * destination row of data viewed as [rows, slice] mapped on the host to
+ * the last update written there (in order, as the CPU's kernel writes them)
+ * or to itself, then data and the updates concatenated ([rows + T, slice])
+ * and gathered by that map: an exact copy. Other reductions are
+ * UNIMPLEMENTED on the GPUs. */
+static dml_status_t scatter_nd(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                               uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                               const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
+  static const char *const ok[] = {"reduction", NULL};
+  const dml_op_t id = DML_OP_SCATTER_ND;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  const char *red = dml_attr_string(attrs, na, "reduction", "none");
+  if (strcmp(red, "none"))
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "ScatterND",
+                           "reduction '%s' is not taken by the GPU's eager ScatterND in "
+                           "this version (none only; copy to the CPU)",
+                           red);
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
+  dml_rt_tensor_info_t ii, iu;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[1], &ii));
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[2], &iu));
+  const int32_t r = x->rank, q = ii.rank;
+  const int64_t m = q ? ii.dims[q - 1] : 0;
+  int64_t ed[2 * DML_MAX_RANK], T = 1, R = 1, slice = 1;
+  int32_t er = 0;
+  for (int32_t d = 0; d < q - 1; d++) ed[er++] = ii.dims[d], T *= ii.dims[d];
+  for (int32_t d = (int32_t)m; d < r; d++) ed[er++] = x->dims[d], slice *= x->dims[d];
+  for (int64_t d = 0; d < m && d < r; d++) R *= x->dims[d];
+  int same =
+      r >= 1 && q >= 1 && m >= 1 && m <= r && er == iu.rank && iu.dtype == x->dtype;
+  for (int32_t d = 0; d < er && same; d++) same = ed[d] == iu.dims[d];
+  if (!same) {
+    char a1[96], a2[96], a3[96];
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ScatterND",
+                        "shape mismatch (on %s)", dml_rt_device_name(dev)),
+        "data %s%s, indices %s, updates %s%s: updates must be indices[:-1] + data[m:] "
+        "of data's dtype, m (the indices' last dim) in [1, rank]",
+        dml_dtype_name(x->dtype), dml_dims_str(x->dims, x->rank, a1, sizeof a1),
+        dml_dims_str(ii.dims, ii.rank, a2, sizeof a2), dml_dtype_name(iu.dtype),
+        dml_dims_str(iu.dims, iu.rank, a3, sizeof a3));
+  }
+  if (R == 0 || slice == 0 || T == 0) return dml_rt_tensor_contiguous(in[0], out);
+  int64_t *iv = NULL, ni = 0;
+  DML_RETURN_IF_ERROR(indices_host(id, in[1], &iv, &ni));
+  int64_t *map = (int64_t *)malloc((size_t)R * 8);
+  dml_status_t e = map ? DML_OK
+                       : dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "ScatterND",
+                                         "out of host memory");
+  for (int64_t i = 0; i < R && !e; i++) map[i] = i;
+  /* every index checked first, as the CPU's kernel does */
+  for (int64_t t = 0; t < T && !e; t++) {
+    int64_t rw = 0;
+    e = nd_row(id, dev, iv + t * m, m, x->dims, t * m, &rw);
+  }
+  for (int64_t t = 0; t < T && !e; t++) {
+    int64_t rw = 0;
+    dml_status_free(nd_row(id, dev, iv + t * m, m, x->dims, t * m, &rw));
+    map[rw] = R + t;
+  }
+  free(iv);
+  dml_rt_tensor_t parts[2] = {NONE, NONE}, cat = NONE;
+  const int64_t dd[2] = {R, slice}, ud[2] = {T, slice};
+  if (!e) e = dml_rt_tensor_reshape(in[0], 2, dd, &parts[0]);
+  if (!e) e = dml_rt_tensor_reshape(in[2], 2, ud, &parts[1]);
+  dml_attr_t a0 = int_attr("axis", 0);
+  if (!e) e = dml_rt_tensor_op("Concat", parts, 2, &a0, 1, &cat, 1);
+  if (!e) e = gather_rows(dev, cat, map, R, x->rank, x->dims, out);
+  drop(&parts[0]);
+  drop(&parts[1]);
+  drop(&cat);
+  free(map);
+  return e;
+}
+
+/* ---- ConvTranspose (ONNX ConvTranspose-11) ---- */
+
+/* ConvTranspose's geometry: X [N, C, S...] (r = rank - 2 spatial dims), W
+ * [C, M / group, k...]; per spatial dim the stride, dilation,
+ * output_padding and the begin and end pads, and Y's dims: explicit pads
+ * (default 0) or VALID give s * (S - 1) + op + (k - 1) * d + 1 - pb - pe;
+ * output_shape (its last r values) or SAME_UPPER / SAME_LOWER (S * s) fix
+ * Y's dims and the pads follow, as the CPU's kernel takes them (cpu_conv.c
+ * conv_geo: total = full - out, begin total / 2 for SAME_UPPER, else total
+ * - total / 2). */
+typedef struct {
+  int32_t r;
+  int64_t group, s[DML_MAX_RANK], d[DML_MAX_RANK], op[DML_MAX_RANK], k[DML_MAX_RANK],
+      pb[DML_MAX_RANK], pe[DML_MAX_RANK];
+  int32_t yrank;
+  int64_t y[DML_MAX_RANK];
+} convt_geo_t;
+
+static dml_status_t convt_geometry(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                                   uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                                   convt_geo_t *g) {
+  static const char *const ok[] = {"auto_pad",     "dilations",      "group",
+                                   "kernel_shape", "output_padding", "output_shape",
+                                   "pads",         "strides",        NULL};
+  const dml_op_t id = DML_OP_CONV_TRANSPOSE;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  if (n < 2 || n > 3 || !in[0].id || !in[1].id)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ConvTranspose",
+                           "X, W and the optional B: %u inputs", n);
+  dml_rt_tensor_info_t x, w, b;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[0], &x));
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[1], &w));
+  memset(&b, 0, sizeof b);
+  if (n > 2 && in[2].id) DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[2], &b));
+  memset(g, 0, sizeof *g);
+  g->r = x.rank - 2;
+  g->group = dml_attr_int(attrs, na, "group", 1);
+  char a1[96], a2[96];
+  dml_dims_str(x.dims, x.rank, a1, sizeof a1);
+  dml_dims_str(w.dims, w.rank, a2, sizeof a2);
+#define CT_SHAPE(...)                                                                   \
+  dml_status_detail(dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ConvTranspose",       \
+                                    "shape mismatch (on %s)", dml_rt_device_name(dev)), \
+                    "X %s, W %s: " __VA_ARGS__)
+  if (x.rank < 3 || w.rank != x.rank)
+    return CT_SHAPE("X and W must have the same rank >= 3", a1, a2);
+  if (g->group < 1 || x.dims[1] % g->group || w.dims[0] != x.dims[1])
+    return CT_SHAPE("W's first dim must be X's channels, divided by group %lld", a1, a2,
+                    (long long)g->group);
+  const int64_t M = w.dims[1] * g->group;
+  if (b.rank && (b.rank != 1 || b.dims[0] != M))
+    return CT_SHAPE("B must be [%lld]", a1, a2, (long long)M);
+  const int32_t r = g->r;
+  size_t ns = 0, nd = 0, np = 0, nop = 0, nk = 0, nos = 0;
+  const int64_t *st = dml_attr_ints(attrs, na, "strides", &ns);
+  const int64_t *dl = dml_attr_ints(attrs, na, "dilations", &nd);
+  const int64_t *pads = dml_attr_ints(attrs, na, "pads", &np);
+  const int64_t *opad = dml_attr_ints(attrs, na, "output_padding", &nop);
+  const int64_t *ks = dml_attr_ints(attrs, na, "kernel_shape", &nk);
+  const int64_t *os = dml_attr_ints(attrs, na, "output_shape", &nos);
+  if ((st && ns != (size_t)r) || (dl && nd != (size_t)r) ||
+      (pads && np != 2 * (size_t)r) || (opad && nop != (size_t)r) ||
+      (ks && nk != (size_t)r) || (os && nos < (size_t)r))
+    return CT_SHAPE(
+        "strides, dilations, output_padding, kernel_shape (%d values), pads "
+        "(%d) or output_shape do not fit",
+        a1, a2, (int)r, 2 * (int)r);
+  const char *ap = dml_attr_string(attrs, na, "auto_pad", "NOTSET");
+  const int upper = !strcmp(ap, "SAME_UPPER"), lower = !strcmp(ap, "SAME_LOWER"),
+            valid = !strcmp(ap, "VALID");
+  if (!upper && !lower && !valid && strcmp(ap, "NOTSET"))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ConvTranspose",
+                           "auto_pad '%s' is not valid", ap);
+  g->yrank = x.rank;
+  g->y[0] = x.dims[0];
+  g->y[1] = M;
+  for (int32_t i = 0; i < r; i++) {
+    g->s[i] = st ? st[i] : 1;
+    g->d[i] = dl ? dl[i] : 1;
+    g->op[i] = opad ? opad[i] : 0;
+    g->k[i] = w.dims[2 + i];
+    if (ks && ks[i] != g->k[i]) return CT_SHAPE("kernel_shape differs from W", a1, a2);
+    if (g->s[i] < 1 || g->d[i] < 1 || g->op[i] < 0 ||
+        (g->op[i] >= g->s[i] && g->op[i] >= g->d[i]))
+      return CT_SHAPE(
+          "strides and dilations must be >= 1, output_padding below one of "
+          "them",
+          a1, a2);
+    const int64_t full =
+        g->s[i] * (x.dims[2 + i] - 1) + g->op[i] + (g->k[i] - 1) * g->d[i] + 1;
+    if (os || upper || lower) {
+      g->y[2 + i] = os ? os[nos - (size_t)r + (size_t)i] : x.dims[2 + i] * g->s[i];
+      int64_t total = full - g->y[2 + i];
+      if (total < 0) total = 0;
+      g->pb[i] = upper ? total / 2 : total - total / 2;
+      g->pe[i] = total - g->pb[i];
+    } else {
+      g->pb[i] = pads && !valid ? pads[i] : 0;
+      g->pe[i] = pads && !valid ? pads[r + i] : 0;
+      g->y[2 + i] = full - g->pb[i] - g->pe[i];
+    }
+    if (g->y[2 + i] < 0 || g->pb[i] < 0 || g->pe[i] < 0)
+      return CT_SHAPE("spatial dim %d: output %lld", a1, a2, (int)i,
+                      (long long)g->y[2 + i]);
+  }
+#undef CT_SHAPE
+  return DML_OK;
+}
+
+dml_status_t dml_rt_eager_conv_transpose_dims(dml_rt_device_t *dev,
+                                              const dml_rt_tensor_t *in, uint32_t n,
+                                              const dml_attr_t *attrs, uint32_t na,
+                                              dml_tensor_t *y) {
+  convt_geo_t g;
+  dml_status_t e = convt_geometry(dev, in, n, attrs, na, &g);
+  if (e) return e;
+  dml_rt_tensor_info_t x;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[0], &x));
+  memset(y, 0, sizeof *y);
+  y->dtype = x.dtype;
+  y->rank = g.yrank;
+  memcpy(y->dims, g.y, sizeof(int64_t) * (size_t)g.yrank);
+  return DML_OK;
+}
+
+/* ConvTranspose (1-D and 2-D) on a GPU as a Conv: X with s - 1 zeros
+ * inserted between its elements along each spatial dim (a view [.., S, 1,
+ * ..] padded with zeros to [.., S, s, ..] by Pad, reshaped and cut to (S -
+ * 1) * s + 1), W [C, M/g, k...] regrouped to [M, C/g, k...] and flipped
+ * along its spatial dims (views), then Conv with dilations d, group g and
+ * pads d * (k - 1) - pb, d * (k - 1) - pe + output_padding (a negative pad
+ * crops X first), B its bias. The sums are the Conv kernel's over the
+ * zero-inserted window: the inserted zeros add 0 * W, so an infinite or
+ * NaN weight gives NaN where the CPU's direct kernel skips those taps. */
+static dml_status_t conv_transpose(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                                   uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                                   const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
+  convt_geo_t g;
+  DML_RETURN_IF_ERROR(convt_geometry(dev, in, n, attrs, na, &g));
+  const int32_t r = g.r;
+  if (r > 2)
+    return dml_status_make(
+        DML_STATUS_UNIMPLEMENTED, "ConvTranspose",
+        "the GPU's eager ConvTranspose is 1-D or 2-D (X of rank 3 or 4, "
+        "not %d) in this version",
+        (int)x->rank);
+  if (dml_dims_numel(g.y, g.yrank) == 0)
+    return dml_rt_tensor_zeros(dev, x->dtype, g.yrank, g.y, out);
+  dml_rt_tensor_info_t w;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[1], &w));
+  dml_rt_tensor_t xu = NONE, t = NONE, wt = NONE, wf = NONE;
+  dml_status_t e = DML_OK;
+  /* X with zeros inserted: [N, C, S0, 1, S1, 1] padded at the ends of the
+   * 1s, then [N, C, S0 s0, S1 s1] cut to (S - 1) s + 1 */
+  int any_s = 0;
+  for (int32_t i = 0; i < r; i++) any_s |= g.s[i] > 1;
+  if (any_s) {
+    int64_t vd[DML_MAX_RANK], pads[2 * DML_MAX_RANK], ud[DML_MAX_RANK];
+    int32_t vr = 2 + 2 * r;
+    memset(pads, 0, sizeof pads);
+    vd[0] = x->dims[0], vd[1] = x->dims[1];
+    ud[0] = x->dims[0], ud[1] = x->dims[1];
+    for (int32_t i = 0; i < r; i++) {
+      vd[2 + 2 * i] = x->dims[2 + i], vd[3 + 2 * i] = 1;
+      pads[vr + 3 + 2 * i] = g.s[i] - 1; /* the end pad of the 1 */
+      ud[2 + i] = x->dims[2 + i] * g.s[i];
+    }
+    e = dml_rt_tensor_reshape(in[0], vr, vd, &t);
+    if (!e) {
+      dml_tensor_t ph;
+      memset(&ph, 0, sizeof ph);
+      ph.dtype = DML_DTYPE_I64;
+      ph.rank = 1;
+      ph.dims[0] = 2 * vr;
+      ph.data = pads;
+      dml_rt_tensor_t pt = NONE, pu = NONE;
+      e = dml_rt_tensor_from_host(dev, &ph, &pt);
+      dml_rt_tensor_t pin[2] = {t, pt};
+      if (!e) e = dml_rt_tensor_op("Pad", pin, 2, NULL, 0, &pu, 1);
+      drop(&pt);
+      drop(&t);
+      if (!e) e = dml_rt_tensor_reshape(pu, x->rank, ud, &t);
+      drop(&pu);
+    }
+    int64_t ax[DML_MAX_RANK], sb[DML_MAX_RANK], se[DML_MAX_RANK];
+    for (int32_t i = 0; i < r; i++)
+      ax[i] = 2 + i, sb[i] = 0, se[i] = (x->dims[2 + i] - 1) * g.s[i] + 1;
+    if (!e) e = dml_rt_tensor_slice(t, (uint32_t)r, ax, sb, se, NULL, &xu);
+    drop(&t);
+  } else {
+    e = dml_rt_tensor_retain(in[0]);
+    if (!e) xu = in[0];
+  }
+  /* the Conv's pads; a negative one crops X */
+  int64_t cp[2 * DML_MAX_RANK], ax[DML_MAX_RANK], cb[DML_MAX_RANK], ce[DML_MAX_RANK];
+  int crop = 0;
+  for (int32_t i = 0; i < r && !e; i++) {
+    int64_t ext = (x->dims[2 + i] - 1) * g.s[i] + 1;
+    int64_t b0 = g.d[i] * (g.k[i] - 1) - g.pb[i],
+            e0 = g.d[i] * (g.k[i] - 1) - g.pe[i] + g.op[i];
+    ax[i] = 2 + i;
+    cb[i] = b0 < 0 ? -b0 : 0;
+    ce[i] = e0 < 0 ? ext + e0 : ext;
+    crop |= b0 < 0 || e0 < 0;
+    cp[i] = b0 < 0 ? 0 : b0;
+    cp[r + i] = e0 < 0 ? 0 : e0;
+  }
+  if (!e && crop) {
+    e = dml_rt_tensor_slice(xu, (uint32_t)r, ax, cb, ce, NULL, &t);
+    drop(&xu);
+    xu = t;
+    t = NONE;
+  }
+  /* W [C, M/g, k...] -> [g, C/g, M/g, k...] -> [g, M/g, C/g, k...] -> [M, C/g, k...],
+   * flipped */
+  if (!e) {
+    int64_t gd[DML_MAX_RANK + 1], perm[DML_MAX_RANK + 1], md[DML_MAX_RANK];
+    const int64_t G = g.group, Cg = w.dims[0] / G, Mg = w.dims[1];
+    gd[0] = G, gd[1] = Cg, gd[2] = Mg;
+    perm[0] = 0, perm[1] = 2, perm[2] = 1;
+    md[0] = G * Mg, md[1] = Cg;
+    for (int32_t i = 0; i < r; i++)
+      gd[3 + i] = g.k[i], perm[3 + i] = 3 + i, md[2 + i] = g.k[i];
+    e = dml_rt_tensor_reshape(in[1], 3 + r, gd, &t);
+    if (!e) e = dml_rt_tensor_transpose(t, perm, &wt);
+    drop(&t);
+    if (!e) e = dml_rt_tensor_reshape(wt, 2 + r, md, &t);
+    drop(&wt);
+    int64_t st[DML_MAX_RANK], en[DML_MAX_RANK], sp[DML_MAX_RANK];
+    for (int32_t i = 0; i < r; i++) st[i] = -1, en[i] = INT64_MIN, sp[i] = -1;
+    if (!e) e = dml_rt_tensor_slice(t, (uint32_t)r, ax, st, en, sp, &wf);
+    drop(&t);
+  }
+  if (!e) {
+    dml_attr_t ca[3];
+    int64_t dd[DML_MAX_RANK];
+    for (int32_t i = 0; i < r; i++) dd[i] = g.d[i];
+    ca[0] = ints_attr("pads", cp, 2 * (size_t)r);
+    ca[1] = ints_attr("dilations", dd, (size_t)r);
+    ca[2] = int_attr("group", g.group);
+    dml_rt_tensor_t cin[3] = {xu, wf, n > 2 ? in[2] : NONE};
+    e = dml_rt_tensor_op("Conv", cin, n > 2 && in[2].id ? 3u : 2u, ca, 3, out, 1);
+  }
+  drop(&xu);
+  drop(&wf);
+  return e;
+}
+
+/* ---- Einsum (ONNX Einsum-12), composed ---- */
+
+/* An Einsum operand: a tensor (the caller's reference) and its dims'
+ * labels (dml_einsum_t label ids). */
+typedef struct {
+  dml_rt_tensor_t t;
+  int32_t rank;
+  int8_t lab[DML_MAX_RANK];
+} ein_op_t;
+
+/* Sums o's dims whose labels `sum` marks (ReduceSum, keepdims 0). */
+static dml_status_t ein_sum_out(ein_op_t *o, const uint8_t *sum) {
+  int64_t axes[DML_MAX_RANK];
+  uint32_t na = 0;
+  int32_t nr = 0;
+  for (int32_t d = 0; d < o->rank; d++) {
+    if (sum[o->lab[d]])
+      axes[na++] = d;
+    else
+      o->lab[nr++] = o->lab[d];
+  }
+  if (!na) return DML_OK;
+  dml_attr_t a[2] = {ints_attr("axes", axes, na), int_attr("keepdims", 0)};
+  dml_rt_tensor_t y = NONE;
+  DML_RETURN_IF_ERROR(op1("ReduceSum", o->t, a, 2, &y));
+  drop(&o->t);
+  o->t = y;
+  o->rank = nr;
+  return DML_OK;
+}
+
+/* o's dims permuted to the labels ls[0 .. n-1] (each one of o's), each
+ * expanded to size[] (broadcast dims of 1), reshaped to [g[0], g[1], g[2]]
+ * (the products of the sizes of the label groups n0, n1, n2). */
+static dml_status_t ein_pack(const ein_op_t *o, const int8_t *ls, int n0, int n1, int n2,
+                             const int64_t *size, dml_rt_tensor_t *out) {
+  int64_t perm[DML_MAX_RANK], full[DML_MAX_RANK], g[3] = {1, 1, 1};
+  const int n = n0 + n1 + n2;
+  for (int i = 0; i < n; i++) {
+    for (int32_t d = 0; d < o->rank; d++)
+      if (o->lab[d] == ls[i]) perm[i] = d;
+    full[i] = size[ls[i]];
+    g[i < n0 ? 0 : i < n0 + n1 ? 1 : 2] *= full[i];
+  }
+  dml_rt_tensor_t t = NONE, x = NONE;
+  dml_status_t e = dml_rt_tensor_transpose(o->t, perm, &t);
+  if (!e) e = dml_rt_tensor_expand(t, n, full, &x);
+  if (!e) e = dml_rt_tensor_reshape(x, 3, g, out);
+  drop(&t);
+  drop(&x);
+  return e;
+}
+
+/* a := a (x) b over the labels neither `need`s (contracted by MatMul):
+ * the shared labels kept are batch dims, each operand's own ones the
+ * rows and columns; a's labels become batch, a's own, b's own. */
+static dml_status_t ein_contract(ein_op_t *a, const ein_op_t *b, const uint8_t *need,
+                                 const int64_t *size) {
+  uint8_t ina[DML_EINSUM_MAX_LABELS] = {0}, inb[DML_EINSUM_MAX_LABELS] = {0};
+  for (int32_t d = 0; d < a->rank; d++) ina[a->lab[d]] = 1;
+  for (int32_t d = 0; d < b->rank; d++) inb[b->lab[d]] = 1;
+  int8_t bat[DML_MAX_RANK], ak[DML_MAX_RANK], bk[DML_MAX_RANK], ct[DML_MAX_RANK];
+  int nb = 0, na = 0, nbk = 0, nc = 0;
+  for (int32_t d = 0; d < a->rank; d++) {
+    int8_t l = a->lab[d];
+    if (inb[l] && need[l])
+      bat[nb++] = l;
+    else if (inb[l])
+      ct[nc++] = l;
+    else
+      ak[na++] = l;
+  }
+  for (int32_t d = 0; d < b->rank; d++)
+    if (!ina[b->lab[d]]) bk[nbk++] = b->lab[d];
+  if (nb + na + nbk > DML_MAX_RANK)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "Einsum",
+                           "an intermediate of %d dims (at most %d)", nb + na + nbk,
+                           DML_MAX_RANK);
+  int8_t la[DML_MAX_RANK], lb[DML_MAX_RANK];
+  memcpy(la, bat, (size_t)nb);
+  memcpy(la + nb, ak, (size_t)na);
+  memcpy(la + nb + na, ct, (size_t)nc);
+  memcpy(lb, bat, (size_t)nb);
+  memcpy(lb + nb, ct, (size_t)nc);
+  memcpy(lb + nb + nc, bk, (size_t)nbk);
+  dml_rt_tensor_t A = NONE, B = NONE, Y = NONE, R = NONE;
+  dml_status_t e = ein_pack(a, la, nb, na, nc, size, &A);
+  if (!e) e = ein_pack(b, lb, nb, nc, nbk, size, &B);
+  if (!e) e = op2("MatMul", A, B, &Y);
+  int64_t yd[DML_MAX_RANK];
+  int8_t yl[DML_MAX_RANK];
+  int yr = 0;
+  for (int i = 0; i < nb; i++) yl[yr] = bat[i], yd[yr++] = size[bat[i]];
+  for (int i = 0; i < na; i++) yl[yr] = ak[i], yd[yr++] = size[ak[i]];
+  for (int i = 0; i < nbk; i++) yl[yr] = bk[i], yd[yr++] = size[bk[i]];
+  if (!e) e = dml_rt_tensor_reshape(Y, yr, yd, &R);
+  drop(&A);
+  drop(&B);
+  drop(&Y);
+  if (e) return e;
+  drop(&a->t);
+  a->t = R;
+  a->rank = yr;
+  memcpy(a->lab, yl, (size_t)yr);
+  return DML_OK;
+}
+
+/* Einsum on any device: the equation parsed once (dml_einsum_parse, the
+ * CPU kernel's and shape inference's parser: explicit and implicit
+ * output, ellipsis broadcasting); each operand's labels found in no other
+ * operand nor the output summed (ReduceSum); the operands folded left to
+ * right by one MatMul each over their shared labels no later operand nor
+ * the output needs (the others batch dims; views transposed, expanded,
+ * reshaped: copies where the strides do not allow a view), then the
+ * result transposed to the output's order and expanded. Repeated
+ * subscripts in one operand (diagonals, traces) are UNIMPLEMENTED. */
+static dml_status_t einsum(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint32_t n,
+                           const dml_attr_t *attrs, uint32_t na, dml_rt_tensor_t *out) {
+  static const char *const ok[] = {"equation", NULL};
+  const dml_op_t id = DML_OP_EINSUM;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  const char *eq = dml_attr_string(attrs, na, "equation", NULL);
+  if (!eq)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Einsum",
+                           "attribute 'equation' is required");
+  if (n < 1 || n > DML_EINSUM_MAX_IN)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Einsum", "%u inputs (1 to %d)",
+                           n, DML_EINSUM_MAX_IN);
+  dml_rt_tensor_info_t info[DML_EINSUM_MAX_IN];
+  int32_t ranks[DML_EINSUM_MAX_IN];
+  for (uint32_t k = 0; k < n; k++) {
+    if (!in[k].id)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Einsum", "input %u is absent",
+                             k);
+    DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[k], &info[k]));
+    ranks[k] = info[k].rank;
+    if (info[k].dtype != info[0].dtype)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Einsum",
+                             "dtype mismatch: input 0 %s, input %u %s",
+                             dml_dtype_name(info[0].dtype), k,
+                             dml_dtype_name(info[k].dtype));
+  }
+  dml_einsum_t E;
+  char why[200];
+  if (dml_einsum_parse(eq, (int)n, ranks, &E, why, sizeof why))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Einsum",
+                           "equation \"%s\": %s (on %s)", eq, why,
+                           dml_rt_device_name(dev));
+  /* each label's extent (1 broadcasts, as the CPU's kernel) */
+  int64_t size[DML_EINSUM_MAX_LABELS];
+  for (int l = 0; l < E.n_labels; l++) size[l] = -1;
+  for (uint32_t k = 0; k < n; k++)
+    for (int32_t d = 0; d < info[k].rank; d++) {
+      int l = E.in_labels[k][d];
+      int64_t v = info[k].dims[d];
+      for (int32_t d2 = 0; d2 < d; d2++)
+        if (E.in_labels[k][d2] == l)
+          return dml_status_make(
+              DML_STATUS_UNIMPLEMENTED, "Einsum",
+              "equation \"%s\": subscript '%c' repeats in input %u (a "
+              "diagonal): not taken by the eager Einsum in this version",
+              eq, E.letter[l], k);
+      if (size[l] < 0 || size[l] == 1)
+        size[l] = v;
+      else if (v != size[l] && v != 1)
+        return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Einsum",
+                               "shape mismatch (on %s): subscript '%c' has extents %lld "
+                               "and %lld",
+                               dml_rt_device_name(dev), E.letter[l], (long long)size[l],
+                               (long long)v);
+    }
+  for (int l = 0; l < E.n_labels; l++)
+    if (size[l] < 0) size[l] = 1;
+  /* uses[l]: the operands holding label l; in the output */
+  int uses[DML_EINSUM_MAX_LABELS] = {0};
+  uint8_t in_out[DML_EINSUM_MAX_LABELS] = {0};
+  for (uint32_t k = 0; k < n; k++)
+    for (int32_t d = 0; d < info[k].rank; d++) uses[E.in_labels[k][d]]++;
+  for (int32_t d = 0; d < E.out_rank; d++) in_out[E.out_labels[d]] = 1;
+  ein_op_t cur;
+  memset(&cur, 0, sizeof cur);
+  dml_status_t e = dml_rt_tensor_retain(in[0]);
+  if (e) return e;
+  cur.t = in[0];
+  cur.rank = info[0].rank;
+  memcpy(cur.lab, E.in_labels[0], (size_t)cur.rank);
+  uint8_t drop_l[DML_EINSUM_MAX_LABELS];
+  for (int l = 0; l < E.n_labels; l++) drop_l[l] = !in_out[l] && uses[l] == 1;
+  e = ein_sum_out(&cur, drop_l);
+  for (uint32_t k = 1; k < n && !e; k++) {
+    ein_op_t b;
+    memset(&b, 0, sizeof b);
+    e = dml_rt_tensor_retain(in[k]);
+    if (e) break;
+    b.t = in[k];
+    b.rank = info[k].rank;
+    memcpy(b.lab, E.in_labels[k], (size_t)b.rank);
+    e = ein_sum_out(&b, drop_l);
+    /* the labels the output or a later operand needs */
+    uint8_t need[DML_EINSUM_MAX_LABELS];
+    memcpy(need, in_out, sizeof need);
+    for (uint32_t j = k + 1; j < n; j++)
+      for (int32_t d = 0; d < info[j].rank; d++) need[E.in_labels[j][d]] = 1;
+    if (!e) e = ein_contract(&cur, &b, need, size);
+    drop(&b.t);
+  }
+  /* the output's order and extents */
+  if (!e) {
+    int64_t perm[DML_MAX_RANK], od[DML_MAX_RANK];
+    dml_rt_tensor_t t = NONE, x = NONE;
+    for (int32_t i = 0; i < E.out_rank; i++) {
+      od[i] = size[E.out_labels[i]];
+      perm[i] = -1;
+      for (int32_t d = 0; d < cur.rank; d++)
+        if (cur.lab[d] == E.out_labels[i]) perm[i] = d;
+    }
+    if (cur.rank != E.out_rank)
+      e = dml_status_make(DML_STATUS_INTERNAL, "Einsum",
+                          "equation \"%s\": %d dims left for an output of %d", eq,
+                          (int)cur.rank, (int)E.out_rank);
+    if (!e) e = dml_rt_tensor_transpose(cur.t, perm, &t);
+    if (!e) e = dml_rt_tensor_expand(t, E.out_rank, od, &x);
+    if (!e) e = dml_rt_tensor_contiguous(x, out);
+    drop(&t);
+    drop(&x);
+  }
+  drop(&cur.t);
+  return e;
+}
+
+dml_status_t dml_rt_eager_einsum(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                                 uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                                 dml_rt_tensor_t *out, uint32_t n_out) {
+  if (n_out != 1)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Einsum",
+                           "Einsum has 1 output, not %u", n_out);
+  dml_status_t e = einsum(dev, in, n, attrs, na, out);
+  return e ? dml_status_annotate(dml_rt_eager_as_op(e, DML_OP_EINSUM),
+                                 "Einsum on %s (composed)", dml_rt_device_name(dev))
+           : DML_OK;
+}
+
+dml_status_t dml_rt_eager_gather_nd(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                                    uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                                    dml_rt_tensor_t *out, uint32_t n_out) {
+  if (n_out != 1)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "GatherND",
+                           "GatherND has 1 output, not %u", n_out);
+  if (n < 1 || !in[0].id)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "GatherND",
+                           "input 0 is required");
+  dml_rt_tensor_info_t x;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[0], &x));
+  dml_status_t e = gather_nd(dev, in, n, attrs, na, &x, out);
+  return e ? dml_status_annotate(dml_rt_eager_as_op(e, DML_OP_GATHER_ND),
+                                 "GatherND on %s (composed)", dml_rt_device_name(dev))
+           : DML_OK;
+}
+
 dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
                                    const dml_rt_tensor_t *in, uint32_t n_in,
                                    const dml_attr_t *attrs, uint32_t n_attrs,
@@ -899,7 +1848,9 @@ dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
     case DML_OP_FLATTEN:
     case DML_OP_SQUEEZE:
     case DML_OP_UNSQUEEZE:
-    case DML_OP_GATHER_ELEMENTS: break;
+    case DML_OP_GATHER_ELEMENTS:
+    case DML_OP_SCATTER_ND:
+    case DML_OP_CONV_TRANSPOSE: break;
     case DML_OP_MATMUL:
     case DML_OP_GEMM:
     case DML_OP_CONV: numeric = 2; break;
@@ -913,22 +1864,17 @@ dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
   const char *opn = dml_op_name(id);
   dml_status_t e = DML_OK;
   if (id == DML_OP_MAX_POOL && n_out == 2)
-    e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
-                        "MaxPool's Indices output is not computed by the GPU's eager "
-                        "MaxPool in this version (Y only)");
+    e = max_pool_indices(dev, in, attrs, n_attrs, &x, out);
   else if (id != DML_OP_SPLIT && n_out != 1)
     e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
                         "%u outputs: the GPU's eager %s gives its first output only in "
                         "this version",
                         n_out, opn);
+  else if (id == DML_OP_LAYER_NORMALIZATION || id == DML_OP_BATCH_NORMALIZATION ||
+           id == DML_OP_INSTANCE_NORMALIZATION)
+    e = normalization(dev, id, in, n_in, attrs, n_attrs, &x, out);
   else if (numeric && is_half(x.dtype))
     e = via_f32(id, x.dtype, in, n_in, attrs, n_attrs, out);
-  else if (id == DML_OP_LAYER_NORMALIZATION)
-    e = layer_norm(dev, in, n_in, attrs, n_attrs, &x, out);
-  else if (id == DML_OP_BATCH_NORMALIZATION)
-    e = batch_norm(dev, in, n_in, attrs, n_attrs, &x, out);
-  else if (id == DML_OP_INSTANCE_NORMALIZATION)
-    e = instance_norm(dev, in, n_in, attrs, n_attrs, &x, out);
   else if (id == DML_OP_GLOBAL_AVERAGE_POOL || id == DML_OP_GLOBAL_MAX_POOL)
     e = global_pool(dev, id, in, attrs, n_attrs, &x, out);
   else if (id == DML_OP_MAX_POOL || id == DML_OP_AVERAGE_POOL)
@@ -941,6 +1887,10 @@ dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
     e = split(dev, in, n_in, attrs, n_attrs, &x, out, n_out);
   else if (id == DML_OP_GATHER_ELEMENTS)
     e = gather_elements(dev, in, n_in, attrs, n_attrs, &x, out);
+  else if (id == DML_OP_SCATTER_ND)
+    e = scatter_nd(dev, in, n_in, attrs, n_attrs, &x, out);
+  else if (id == DML_OP_CONV_TRANSPOSE)
+    e = conv_transpose(dev, in, n_in, attrs, n_attrs, &x, out);
   else
     e = reshape_op(dev, id, in, n_in, attrs, n_attrs, out);
   if (e)

@@ -252,6 +252,10 @@ else
   build-gpu/bench/cuda/eager_bench --device cuda --runs 7 ${IOPKG[@]+"${IOPKG[@]}"} | tee "$OUT/eager_bench_cuda.txt"
   rc=${PIPESTATUS[0]}
   result "eager_bench --device cuda" $rc "$(grep -m1 'eager Add f32' "$OUT/eager_bench_cuda.txt")"
+  # the fused normalization kernels (docs/tensor.md, bench/RESULTS.md Stop 23)
+  build-gpu/bench/cuda/eager_bench --norm --device cuda --runs 7 | tee "$OUT/eager_norm_cuda.txt"
+  rc=${PIPESTATUS[0]}
+  result "eager_bench --norm --device cuda" $rc "$(grep -m1 'LayerNormalization' "$OUT/eager_norm_cuda.txt")"
   if [ ${#IOPKG[@]} -gt 0 ]; then
     rc=0
     grep -q "has the same bits as" "$OUT/eager_bench_cuda.txt" || rc=1

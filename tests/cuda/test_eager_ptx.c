@@ -20,7 +20,7 @@
 
 /* Rows and their PTX text. */
 static void test_rows(void) {
-  uint32_t n_ew = 0, n_red = 0, n_mm = 0, n_cv = 0, n_ga = 0;
+  uint32_t n_ew = 0, n_red = 0, n_mm = 0, n_cv = 0, n_ga = 0, n_nm = 0;
   for (uint32_t k = 0; k < dml_eager_ptx_count; k++) {
     const dml_eager_kernel_t *E = &dml_eager_ptx[k];
     const char *text = (const char *)E->words;
@@ -35,13 +35,16 @@ static void test_rows(void) {
     /* the parameters run_kernel passes: y, x, then the words by value;
      * run_kernel_bufs (MatMul, Conv of f32): four pointers, then the words;
      * the f64 MatMul and Conv rows read every operand from x (run_kernel) */
-    int bufs = (E->kind == DML_EAGER_MATMUL || E->kind == DML_EAGER_CONV) &&
-               E->dtype == DML_DTYPE_F32;
-    uint32_t nw = E->kind == DML_EAGER_EW       ? DML_EAGER_PC_WORDS
-                  : E->kind == DML_EAGER_REDUCE ? DML_EAGER_REDUCE_SYMS
-                  : E->kind == DML_EAGER_MATMUL ? (uint32_t)DML_EAGER_MM_WORDS
-                  : E->kind == DML_EAGER_GATHER ? (uint32_t)DML_EAGER_GA_WORDS
-                                                : (uint32_t)DML_EAGER_CV_WORDS;
+    int bufs = ((E->kind == DML_EAGER_MATMUL || E->kind == DML_EAGER_CONV) &&
+                E->dtype == DML_DTYPE_F32) ||
+               E->kind == DML_EAGER_NORM;
+    uint32_t nw = E->kind == DML_EAGER_EW        ? DML_EAGER_PC_WORDS
+                  : E->kind == DML_EAGER_REDUCE  ? DML_EAGER_REDUCE_SYMS
+                  : E->kind == DML_EAGER_MATMUL  ? (uint32_t)DML_EAGER_MM_WORDS
+                  : E->kind == DML_EAGER_GATHER  ? (uint32_t)DML_EAGER_GA_WORDS
+                  : E->kind == DML_EAGER_NORM    ? (uint32_t)DML_EAGER_NM_WORDS
+                  : E->kind == DML_EAGER_POOLIDX ? (uint32_t)DML_EAGER_PI_WORDS
+                                                 : (uint32_t)DML_EAGER_CV_WORDS;
     char words[96];
     snprintf(words, sizeof words, DML_EAGER_PTX_ENTRY "_param_%d[%u]", k, bufs ? 4 : 2,
              4 * nw);
@@ -53,9 +56,11 @@ static void test_rows(void) {
     n_mm += E->kind == DML_EAGER_MATMUL && E->op == DML_OP_MATMUL;
     n_cv += E->kind == DML_EAGER_CONV && E->op == DML_OP_CONV;
     n_ga += E->kind == DML_EAGER_GATHER && E->op == DML_OP_GATHER;
+    n_nm += E->kind == DML_EAGER_NORM;
     CHECK(E->kind == DML_EAGER_EW || E->kind == DML_EAGER_REDUCE ||
           E->kind == DML_EAGER_MATMUL || E->kind == DML_EAGER_CONV ||
-          E->kind == DML_EAGER_GATHER);
+          E->kind == DML_EAGER_GATHER || E->kind == DML_EAGER_NORM ||
+          E->kind == DML_EAGER_POOLIDX);
     if (dml_eager_spirv_count) { /* the same row of the SPIR-V library */
       if (k >= dml_eager_spirv_count) {
         CHECK(k < dml_eager_spirv_count);
@@ -72,11 +77,12 @@ static void test_rows(void) {
   if (dml_eager_spirv_count) CHECK(dml_eager_spirv_count == dml_eager_ptx_count);
   printf(
       "%u PTX kernels: %u elementwise (two forms each), %u reductions and softmaxes, "
-      "%u MatMul, %u Conv, %u Gather; the SPIR-V library has %u\n",
-      dml_eager_ptx_count, n_ew, n_red, n_mm, n_cv, n_ga, dml_eager_spirv_count);
+      "%u MatMul, %u Conv, %u Gather, %u normalization; the SPIR-V library has %u\n",
+      dml_eager_ptx_count, n_ew, n_red, n_mm, n_cv, n_ga, n_nm, dml_eager_spirv_count);
   /* MatMul: f32 and f64, each any-stride and unit-stride; Conv: f32, f64;
-   * Gather: 13 dtypes of x */
-  CHECK(n_mm == 4 && n_cv == 2 && n_ga == 13);
+   * Gather: 13 dtypes of x; the normalizations: f32, f16, bf16, each with
+   * the row statistics and BatchNormalization's */
+  CHECK(n_mm == 4 && n_cv == 2 && n_ga == 13 && n_nm == 6);
   CHECK(n_ew >= 90 && n_red >= 16); /* 2 forms: 45 elementwise ops, 8 reductions */
 }
 

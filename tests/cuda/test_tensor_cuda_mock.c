@@ -9,7 +9,8 @@
  * dtype, dml_eager_in_dtype) from the input pointer, and the value is the CPU's eager op
  * on the gathered elements; for a reduction row, the CPU's reduction of x [S0, S1, S2]
  * over axis 1 (the grid checked to cover its rows), Softmax/LogSoftmax rows the CPU's
- * op over axis 1 of x [S0, S1, 1]; for Gather rows emulate_gather; for MatMul and Conv
+ * op over axis 1 of x [S0, S1, 1]; for Gather rows emulate_gather, normalization rows
+ * emulate_norm; for MatMul and Conv
  * rows, their sums by the contract (emulate_mm, emulate_conv). No PTX runs: what this
  * checks is everything around the kernels — dml_tensor.c's dims, strides, offsets, forms
  * and grids for CUDA, rt_cuda.c's modules, parameters, launches and the in-place reading
@@ -220,6 +221,143 @@ static int emulate_gather(const dml_eager_kernel_t *E, const unsigned grid[3],
   return 0;
 }
 
+/* A normalization row's contract (dml_eager_lib.h DML_EAGER_NORM):
+ * parameters (y, x, scale, B, words); GRID blocks of 256 taking the ROWS
+ * rows in TURNS turns; row r of LEN elements of x (the row's dtype, widened
+ * to f32) at X_OFF + r * LEN into y at r * LEN, channel c = r % C; the
+ * statistics of the row (max_len 0: the shifted two-pass mean and
+ * variance; in double here, a serial f32 sum of a long row drifting past
+ * the tests' tolerance, where the kernels' trees do not) or the channel's mean and var
+ * (max_len 1: the affine form of dml_cpu_bn_affine), scale and B (f32) at
+ * their offsets and strides. */
+static float nm_ld(dml_dtype_t dt, const void *x, uint64_t i) {
+  if (dt == DML_DTYPE_F16) return dml_f16_to_f32(((const uint16_t *)x)[i]);
+  if (dt == DML_DTYPE_BF16) return dml_bf16_to_f32(((const uint16_t *)x)[i]);
+  return ((const float *)x)[i];
+}
+static void nm_st(dml_dtype_t dt, void *y, uint64_t i, float v) {
+  if (dt == DML_DTYPE_F16)
+    ((uint16_t *)y)[i] = dml_f32_to_f16(v);
+  else if (dt == DML_DTYPE_BF16)
+    ((uint16_t *)y)[i] = dml_f32_to_bf16(v);
+  else
+    ((float *)y)[i] = v;
+}
+static int emulate_norm(const dml_eager_kernel_t *E, const unsigned grid[3],
+                        void **params) {
+  void *y = (void *)(uintptr_t) * (unsigned long long *)params[0];
+  const void *x = (const void *)(uintptr_t) * (unsigned long long *)params[1];
+  const float *S = (const float *)(uintptr_t) * (unsigned long long *)params[2];
+  const float *B = (const float *)(uintptr_t) * (unsigned long long *)params[3];
+  const unsigned *pc = (const unsigned *)params[4];
+  const dml_dtype_t dt = (dml_dtype_t)E->dtype;
+  const uint64_t R = pc[DML_EAGER_NM_ROWS], L = pc[DML_EAGER_NM_LEN],
+                 C = pc[DML_EAGER_NM_C];
+  float eps;
+  memcpy(&eps, &pc[DML_EAGER_NM_EPS], 4);
+  if (grid[0] != pc[DML_EAGER_NM_GRID] ||
+      (uint64_t)grid[0] * pc[DML_EAGER_NM_TURNS] < R || !C)
+    return 1;
+  for (uint64_t r = 0; r < R; r++) {
+    uint64_t c = r % C, xb = pc[DML_EAGER_NM_X_OFF] + r * L, yb = r * L;
+    uint64_t sb = pc[DML_EAGER_NM_S_OFF] + c * pc[DML_EAGER_NM_S_CS],
+             bb = pc[DML_EAGER_NM_B_OFF] + c * pc[DML_EAGER_NM_B_CS];
+    if (E->max_len) { /* BatchNormalization */
+      float a = (1.0f / sqrtf(S[pc[DML_EAGER_NM_V_OFF] + c] + eps)) * S[sb];
+      float off = B[bb] - S[pc[DML_EAGER_NM_M_OFF] + c] * a;
+      for (uint64_t j = 0; j < L; j++)
+        nm_st(dt, y, yb + j, nm_ld(dt, x, xb + j) * a + off);
+      continue;
+    }
+    double x0 = L ? nm_ld(dt, x, xb) : 0.0, mean = 0, ss = 0;
+    for (uint64_t j = 0; j < L; j++) mean += nm_ld(dt, x, xb + j) - x0;
+    mean /= (double)L;
+    for (uint64_t j = 0; j < L; j++) {
+      double d = nm_ld(dt, x, xb + j) - x0 - mean;
+      ss += d * d;
+    }
+    double inv = 1.0 / sqrt(ss / (double)L + eps);
+    for (uint64_t j = 0; j < L; j++) {
+      double v =
+          (nm_ld(dt, x, xb + j) - x0 - mean) * inv * S[sb + j * pc[DML_EAGER_NM_S_JS]];
+      if (pc[DML_EAGER_NM_HAS_B]) v += B[bb + j * pc[DML_EAGER_NM_B_JS]];
+      nm_st(dt, y, yb + j, (float)v);
+    }
+  }
+  return 0;
+}
+
+/* Concat's slice-copy row (op Concat, one operand, max_len 3): element i
+ * of the index space [D3, D4, D5] read from x at operand 0's offset and
+ * strides and written to y at the DML_EAGER_PC_OUT offset and strides, as
+ * bytes of the row's dtype; each element taken once by the grid. */
+static int emulate_concat(const dml_eager_kernel_t *E, const unsigned grid[3],
+                          const unsigned block[3], void **params) {
+  char *y = (char *)(uintptr_t) * (unsigned long long *)params[0];
+  const char *x = (const char *)(uintptr_t) * (unsigned long long *)params[1];
+  const unsigned *pc = (const unsigned *)params[2];
+  const size_t es = dml_dtype_size((dml_dtype_t)E->dtype);
+  const uint32_t n = pc[DML_EAGER_PC_N], stride = pc[DML_EAGER_PC_STRIDE],
+                 iters = pc[DML_EAGER_PC_ITERS];
+  if (E->max_len != 3 || (uint64_t)grid[0] * block[0] != stride ||
+      (uint64_t)iters * stride < n)
+    return 1;
+  const uint32_t r0 = DML_EAGER_RANK - 3;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t q = i % pc[DML_EAGER_PC_DIMS + r0 + 2],
+             rest = i / pc[DML_EAGER_PC_DIMS + r0 + 2],
+             l = rest % pc[DML_EAGER_PC_DIMS + r0 + 1],
+             p = rest / pc[DML_EAGER_PC_DIMS + r0 + 1];
+    uint32_t xi = pc[DML_EAGER_PC_IN] + p * pc[DML_EAGER_PC_IN + 1 + r0] +
+                  l * pc[DML_EAGER_PC_IN + 2 + r0] + q * pc[DML_EAGER_PC_IN + 3 + r0];
+    uint32_t yi = pc[DML_EAGER_PC_OUT] + p * pc[DML_EAGER_PC_OUT + 1 + r0] +
+                  l * pc[DML_EAGER_PC_OUT + 2 + r0] + q * pc[DML_EAGER_PC_OUT + 3 + r0];
+    memcpy(y + (size_t)yi * es, x + (size_t)xi * es, es);
+  }
+  return 0;
+}
+
+/* MaxPool's Indices row (DML_EAGER_POOLIDX): each window's taps in
+ * order, the CPU's rule (the first tap inside X, then a greater value or a
+ * NaN over a number), the index nc * H * W plus the offset, row- or
+ * column-major. */
+static int emulate_poolidx(const dml_eager_kernel_t *E, const unsigned grid[3],
+                           const unsigned block[3], void **params) {
+  int64_t *y = (int64_t *)(uintptr_t) * (unsigned long long *)params[0];
+  const char *x = (const char *)(uintptr_t) * (unsigned long long *)params[1];
+  const unsigned *pc = (const unsigned *)params[2];
+  const dml_dtype_t dt = (dml_dtype_t)E->dtype;
+  const uint64_t n = pc[DML_EAGER_PI_N], stride = pc[DML_EAGER_PI_STRIDE],
+                 iters = pc[DML_EAGER_PI_ITERS];
+  if ((uint64_t)grid[0] * block[0] != stride || iters * stride < n) return 1;
+  const uint64_t H = pc[DML_EAGER_PI_H], W = pc[DML_EAGER_PI_W], OH = pc[DML_EAGER_PI_OH],
+                 OW = pc[DML_EAGER_PI_OW];
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t ow = i % OW, oh = i / OW % OH, nc = i / OW / OH, pos = 0;
+    double acc = 0;
+    int found = 0;
+    for (uint64_t ki = 0; ki < pc[DML_EAGER_PI_KH]; ki++)
+      for (uint64_t kj = 0; kj < pc[DML_EAGER_PI_KW]; kj++) {
+        uint64_t ihp = oh * pc[DML_EAGER_PI_SH] + ki * pc[DML_EAGER_PI_DH],
+                 iwp = ow * pc[DML_EAGER_PI_SW] + kj * pc[DML_EAGER_PI_DW];
+        if (ihp < pc[DML_EAGER_PI_PH] || ihp >= pc[DML_EAGER_PI_PH] + H ||
+            iwp < pc[DML_EAGER_PI_PW] || iwp >= pc[DML_EAGER_PI_PW] + W)
+          continue;
+        uint64_t off = (ihp - pc[DML_EAGER_PI_PH]) * W + (iwp - pc[DML_EAGER_PI_PW]);
+        uint64_t at = pc[DML_EAGER_PI_X_OFF] + nc * H * W + off;
+        double v = dt == DML_DTYPE_F64    ? ((const double *)x)[at]
+                   : dt == DML_DTYPE_F16  ? dml_f16_to_f32(((const uint16_t *)x)[at])
+                   : dt == DML_DTYPE_BF16 ? dml_bf16_to_f32(((const uint16_t *)x)[at])
+                                          : ((const float *)x)[at];
+        if (!found || v > acc || (v != v && acc == acc)) acc = v, pos = off;
+        found = 1;
+      }
+    if (pc[DML_EAGER_PI_ORDER]) pos = pos % W * H + pos / W;
+    y[i] = (int64_t)(nc * H * W + pos);
+  }
+  return 0;
+}
+
 /* Kernel row k's contract on the host; 0 or a CUresult (1: invalid). */
 static int emulate(const char *entry, const unsigned grid[3], const unsigned block[3],
                    void **params) {
@@ -233,6 +371,9 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
   if (E->kind == DML_EAGER_MATMUL) return emulate_mm(E, grid, params);
   if (E->kind == DML_EAGER_CONV) return emulate_conv(E, grid, block, params);
   if (E->kind == DML_EAGER_GATHER) return emulate_gather(E, grid, block, params);
+  if (E->kind == DML_EAGER_NORM) return emulate_norm(E, grid, params);
+  if (E->op == DML_OP_CONCAT) return emulate_concat(E, grid, block, params);
+  if (E->kind == DML_EAGER_POOLIDX) return emulate_poolidx(E, grid, block, params);
   char *y = (char *)(uintptr_t) * (unsigned long long *)params[0];
   const char *x = (const char *)(uintptr_t) * (unsigned long long *)params[1];
   const unsigned *pc = (const unsigned *)params[2];

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "check/every_op_edges.h"
+#include "dml_cpu.h"
 #include "dml_eager_lib.h"
 #include "dml_ops.h"
 #include "dml_tensor.h"
@@ -207,8 +208,9 @@ static void test_every_op(void) {
     dml_op_t op = K->op;
     if (k > 0 && dml_eager_spirv[k - 1].op == op) continue; /* a reduction's other form */
     if (K->kind == DML_EAGER_MATMUL || K->kind == DML_EAGER_CONV ||
-        K->kind == DML_EAGER_GATHER)
-      continue;                  /* below; Gather: test_move */
+        K->kind == DML_EAGER_GATHER || K->kind == DML_EAGER_NORM ||
+        K->op == DML_OP_CONCAT || K->kind == DML_EAGER_POOLIDX)
+      continue; /* below; Gather, Concat: test_move; the normalizations: test_norm_* */
     if (!plain_f32(K)) continue; /* test_dtypes */
     dml_attr_t fmod = {0};
     fmod.name = "fmod";
@@ -1042,8 +1044,9 @@ static void test_dtypes(void) {
   for (uint32_t k = 0; k < dml_eager_spirv_count; k++) {
     const dml_eager_kernel_t *K = &dml_eager_spirv[k];
     if (plain_f32(K) || K->kind == DML_EAGER_MATMUL || K->kind == DML_EAGER_CONV ||
-        K->kind == DML_EAGER_GATHER)
-      continue; /* Gather: test_move */
+        K->kind == DML_EAGER_GATHER || K->kind == DML_EAGER_NORM ||
+        K->op == DML_OP_CONCAT || K->kind == DML_EAGER_POOLIDX)
+      continue; /* Gather, Concat: test_move; the normalizations: test_norm_* */
     if (k > 0 && dml_eager_spirv[k - 1].op == K->op &&
         dml_eager_spirv[k - 1].n_inputs == K->n_inputs &&
         dml_eager_spirv[k - 1].dtype == K->dtype &&
@@ -2102,6 +2105,599 @@ static void composed_case(const char *op, const pair_t *in, uint32_t n,
   for (uint32_t j = 0; j < n; j++) CHECK_OK(dml_rt_tensor_release(fl[j]));
 }
 
+/* pair p's tensors transposed (perm NULL: reversed dims), views on both
+ * devices; p keeps its own */
+static pair_t pair_transposed(pair_t p) {
+  pair_t r;
+  CHECK_OK(dml_rt_tensor_transpose(p.c, NULL, &r.c));
+  CHECK_OK(dml_rt_tensor_transpose(p.v, NULL, &r.v));
+  return r;
+}
+
+/* pair p's 1-D tensors reversed (a negative-step slice view on both) */
+static pair_t pair_reversed(pair_t p) {
+  pair_t r;
+  const int64_t ax = 0, st = -1, en = INT64_MIN, step = -1;
+  CHECK_OK(dml_rt_tensor_slice(p.c, 1, &ax, &st, &en, &step, &r.c));
+  CHECK_OK(dml_rt_tensor_slice(p.v, 1, &ax, &st, &en, &step, &r.v));
+  return r;
+}
+
+/* The fused normalization kernels (dml_eager_lib.h DML_EAGER_NORM) against
+ * the CPU beyond test_norm_pool's cases: rows longer than 65,535 elements
+ * (the workgroup's strided loops), more rows than 65,535 workgroups (the
+ * rows' turns; rows of 3 composed instead), x a transposed view, scale and B reversed
+ * views and a broadcast [1] scale, no B, an empty x, BatchNormalization of rank 2 (rows
+ * of 1) and of rows of 70,001, f16 and bf16 with B; each by the accumulating ops'
+ * tolerance. */
+static void test_norm_fused(void) {
+  float *xl = mixed_values(2 * 70001, 70001, 0, 0, 0);
+  float *sl = mixed_values(70001, 0, 0, 0, 0), *bl = mixed_values(70001, 0, 0, 0, 0);
+  pair_t l[3] = {pair_new(2, D(2, 70001), xl, 1), pair_new(1, D(70001), sl, 1),
+                 pair_new(1, D(70001), bl, 1)};
+  composed_case("LayerNormalization", l, 3, NULL, 0, 1, "[2,70001]");
+  for (int j = 0; j < 3; j++) pair_free(&l[j]);
+  /* 70,000 rows of 3: two turns of 65,535 workgroups; each row's values
+   * apart (-2, 0, 2 plus [-1, 1)), so that no row is ill-conditioned (the
+   * CPU's f32 rows subtract the mean rounded to f32), an edge value in
+   * every 7,919th row */
+  float *xr = mixed_values(70000 * 3, 3, 7919, 0, 9);
+  for (int64_t i = 0; i < 70000 * 3; i++)
+    if ((i - 3) % 7919) xr[i] = rnd() * 0.25f + (float)(i % 3) * 2 - 2;
+  pair_t r[3] = {pair_new(2, D(70000, 3), xr, 1), pair_new(1, D(3), sl, 1),
+                 pair_new(1, D(3), bl, 1)};
+  composed_case("LayerNormalization", r, 3, NULL, 0, 1, "[70000,3]");
+  composed_case("LayerNormalization", r, 2, NULL, 0, 1, "[70000,3], no B");
+  for (int j = 0; j < 3; j++) pair_free(&r[j]);
+  /* rows of 3 are composed (shorter than NORM_MIN_ROW); 70,000 rows of 64
+   * take the kernel's turns */
+  float *x64 = (float *)malloc((size_t)70000 * 64 * 4);
+  for (int64_t i = 0; i < 70000 * 64; i++)
+    x64[i] = i % 9973 == 5 ? eo_edges[(size_t)(i / 9973) % 9]
+                           : rnd() * 0.25f + (float)(i % 3) * 2 - 2;
+  pair_t r64[3] = {pair_new(2, D(70000, 64), x64, 1), pair_new(1, D(64), sl, 1),
+                   pair_new(1, D(64), bl, 1)};
+  composed_case("LayerNormalization", r64, 3, NULL, 0, 1, "[70000,64]");
+  for (int j = 0; j < 3; j++) pair_free(&r64[j]);
+  free(x64);
+  /* x a transposed view of [300, 5], scale and B reversed views */
+  float *xt = mixed_values(300 * 5, 2, 301, 0, 9);
+  pair_t base[3] = {pair_new(2, D(300, 5), xt, 1), pair_new(1, D(300), sl, 1),
+                    pair_new(1, D(300), bl, 1)};
+  pair_t v[3] = {pair_transposed(base[0]), pair_reversed(base[1]),
+                 pair_reversed(base[2])};
+  composed_case("LayerNormalization", v, 3, NULL, 0, 1, "[300,5] transposed, reversed");
+  /* a [1] scale broadcast over the row */
+  pair_t one = pair_new(1, D(1), sl + 5, 1);
+  pair_t vb[3] = {v[0], one, v[2]};
+  composed_case("LayerNormalization", vb, 3, NULL, 0, 1, "scale [1]");
+  /* InstanceNormalization of [1, 5, 300] made of the transposed view, its
+   * scale and B reversed views of [5] */
+  pair_t p5[2] = {pair_new(1, D(5), sl, 1), pair_new(1, D(5), bl, 1)};
+  pair_t iv[3] = {{DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE},
+                  pair_reversed(p5[0]),
+                  pair_reversed(p5[1])};
+  CHECK_OK(dml_rt_tensor_reshape(v[0].c, 3, D(1, 5, 300), &iv[0].c));
+  CHECK_OK(dml_rt_tensor_reshape(v[0].v, 3, D(1, 5, 300), &iv[0].v));
+  composed_case("InstanceNormalization", iv, 3, NULL, 0, 1, "[1,5,300] of a view");
+  for (int j = 0; j < 3; j++) {
+    pair_free(&v[j]);
+    pair_free(&base[j]);
+    pair_free(&iv[j]);
+  }
+  for (int j = 0; j < 2; j++) pair_free(&p5[j]);
+  pair_free(&one);
+  /* an empty x */
+  pair_t e[2] = {pair_new(2, D(0, 5), NULL, 1), pair_new(1, D(5), sl, 1)};
+  composed_case("LayerNormalization", e, 2, NULL, 0, 1, "[0,5]");
+  for (int j = 0; j < 2; j++) pair_free(&e[j]);
+  /* BatchNormalization: rank 2 (rows of 1), rows of 70,001; its mean a
+   * reversed view */
+  float pv[4][3] = {{0.5f, -2.0f, 1.25f},
+                    {0.1f, -0.3f, 7.0f},
+                    {0.2f, -1.0f, 3.0f},
+                    {1.0f, 0.01f, 4.0f}};
+  float *bx = mixed_values(4 * 3, 1, 5, 0, 9);
+  pair_t b2[5] = {pair_new(2, D(4, 3), bx, 1), pair_new(1, D(3), pv[0], 1),
+                  pair_new(1, D(3), pv[1], 1), pair_new(1, D(3), pv[2], 1),
+                  pair_new(1, D(3), pv[3], 1)};
+  composed_case("BatchNormalization", b2, 5, NULL, 0, 1, "[4,3]");
+  pair_t b3[5] = {pair_new(3, D(1, 3, 70001), NULL, 4), b2[1], b2[2],
+                  pair_reversed(b2[3]), b2[4]};
+  composed_case("BatchNormalization", b3, 5, NULL, 0, 1, "[1,3,70001], mean reversed");
+  pair_t i3[3] = {b3[0], b2[1], b2[2]};
+  composed_case("InstanceNormalization", i3, 3, NULL, 0, 1, "[1,3,70001]");
+  pair_free(&b3[0]);
+  pair_free(&b3[3]);
+  for (int j = 0; j < 5; j++) pair_free(&b2[j]);
+  /* a scale of another dtype than x: refused as the CPU refuses it */
+  {
+    pair_t hx = typed_pair(DML_DTYPE_F16, 2, D(5, 300), xl),
+           fs = pair_new(1, D(300), sl, 1);
+    dml_rt_tensor_t y, hv[2] = {hx.v, fs.v};
+    CHECK_ERROR(dml_rt_tensor_op("LayerNormalization", hv, 2, NULL, 0, &y, 1),
+                DML_STATUS_INVALID_ARGUMENT, "dtype mismatch");
+    pair_free(&hx);
+    pair_free(&fs);
+  }
+  /* f16 and bf16 LayerNormalization with B, x holding the edge values */
+  static const dml_dtype_t hdt[2] = {DML_DTYPE_F16, DML_DTYPE_BF16};
+  float *xh = mixed_values(5 * 300, 300, 97, 0, 10);
+  for (int h = 0; h < 2; h++) {
+    char w[96];
+    snprintf(w, sizeof w, "%s [5,300] with B", dml_dtype_name(hdt[h]));
+    pair_t t[3] = {typed_pair(hdt[h], 2, D(5, 300), xh),
+                   typed_pair(hdt[h], 1, D(300), sl), typed_pair(hdt[h], 1, D(300), bl)};
+    composed_case("LayerNormalization", t, 3, NULL, 0, 1, w);
+    for (int j = 0; j < 3; j++) pair_free(&t[j]);
+  }
+  free(xh);
+  free(bx);
+  free(xt);
+  free(xr);
+  free(xl);
+  free(sl);
+  free(bl);
+}
+
+/* GatherND's eager result on the CPU device (composed of Gather) against
+ * the CPU's own GatherND kernel (dml_cpu_run), byte for byte. */
+static void gather_nd_kernel_ref(dml_rt_tensor_t x, dml_rt_tensor_t ind, int64_t b,
+                                 dml_rt_tensor_t y, const char *what) {
+  dml_tensor_t t[3];
+  void *buf[3];
+  dml_rt_tensor_t all[3] = {x, ind, y};
+  for (int i = 0; i < 3; i++) {
+    dml_rt_tensor_info_t info;
+    int64_t n = 0;
+    dml_dtype_t dt;
+    CHECK_OK(dml_rt_tensor_info(all[i], &info));
+    buf[i] = down_raw(all[i], &n, &dt);
+    memset(&t[i], 0, sizeof t[i]);
+    t[i].dtype = info.dtype;
+    t[i].rank = info.rank;
+    memcpy(t[i].dims, info.dims, sizeof t[i].dims);
+    t[i].data = buf[i];
+  }
+  size_t bytes = dml_tensor_bytes(&t[2]);
+  void *ref = calloc(bytes ? bytes : 1, 1);
+  dml_tensor_t yr = t[2];
+  yr.data = ref;
+  dml_attr_t a;
+  memset(&a, 0, sizeof a);
+  a.name = "batch_dims", a.kind = DML_ATTR_INT, a.i = b;
+  dml_cpu_call_t call;
+  memset(&call, 0, sizeof call);
+  call.op = DML_OP_GATHER_ND;
+  call.inputs = t;
+  call.n_inputs = 2;
+  call.outputs = &yr;
+  call.n_outputs = 1;
+  call.attrs = &a;
+  call.n_attrs = 1;
+  CHECK_OK(dml_cpu_run(&call));
+  int same = !memcmp(ref, buf[2], bytes);
+  if (!same)
+    fprintf(stderr, "GatherND (%s): the eager op differs from the kernel\n", what);
+  CHECK(same);
+  free(ref);
+  for (int i = 0; i < 3; i++) free(buf[i]);
+}
+
+/* GatherND on the CPU (composed) against the CPU's kernel and on the GPU
+ * against the CPU, bit for bit; ScatterND (the CPU's kernel) on the GPU
+ * against the CPU. */
+static void nd_case(const char *op, pair_t x, pair_t ind, const pair_t *upd, int64_t b,
+                    const char *what) {
+  dml_attr_t a;
+  memset(&a, 0, sizeof a);
+  a.name = "batch_dims", a.kind = DML_ATTR_INT, a.i = b;
+  int g = !strcmp(op, "GatherND");
+  dml_rt_tensor_t c[3] = {x.c, ind.c, upd ? upd->c : DML_RT_TENSOR_NONE},
+                  v[3] = {x.v, ind.v, upd ? upd->v : DML_RT_TENSOR_NONE};
+  compare_typed(op, c, v, g ? 2u : 3u, &a, g && b ? 1u : 0u, what);
+  if (g) {
+    dml_rt_tensor_t y;
+    CHECK_OK(dml_rt_tensor_op(op, c, 2, &a, 1, &y, 1));
+    gather_nd_kernel_ref(x.c, ind.c, b, y, what);
+    CHECK_OK(dml_rt_tensor_free(y));
+  }
+}
+
+/* GatherND (batch_dims 0 and 1, tuples of 1 to rank indices, negative
+ * indices, i32 indices, f32 edge values, i64, u8 and f16 data, a transposed
+ * view, empty indices) and ScatterND (duplicate indices: the last update
+ * wins, as on the CPU; negative indices, slices, i64 data, a view); the
+ * errors: an index out of range OUT_OF_RANGE naming the op and the index,
+ * shapes, ScatterND's reductions on the GPU. */
+static void test_nd(void) {
+  float *xv = mixed_values(5 * 4 * 3, 0, 1, 0, EO_N_EDGES); /* every edge */
+  pair_t x = pair_new(3, D(5, 4, 3), xv, 1);
+  static const int64_t i2[] = {0, 1, -1, -2, 2, 3, 1, 0}, i1[] = {4, -5, 2};
+  pair_t ind2 = i64_pair(8, i2), ind1 = i64_pair(3, i1);
+  pair_t t2 = {DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE}, t1 = t2;
+  CHECK_OK(dml_rt_tensor_reshape(ind2.c, 2, D(4, 2), &t2.c));
+  CHECK_OK(dml_rt_tensor_reshape(ind2.v, 2, D(4, 2), &t2.v));
+  CHECK_OK(dml_rt_tensor_reshape(ind1.c, 2, D(3, 1), &t1.c));
+  CHECK_OK(dml_rt_tensor_reshape(ind1.v, 2, D(3, 1), &t1.v));
+  nd_case("GatherND", x, t2, NULL, 0, "[5,4,3] by [4,2]");
+  nd_case("GatherND", x, t1, NULL, 0, "[5,4,3] by [3,1]");
+  /* whole elements: [2, 3] tuples of 3 */
+  static const int64_t i3[] = {0, 0, 0, 4, 3, 2, -1, -1, -1, 2, 1, 0, 1, 2, 1, 3, 0, 2};
+  pair_t ind3 = i64_pair(18, i3), t3;
+  CHECK_OK(dml_rt_tensor_reshape(ind3.c, 3, D(2, 3, 3), &t3.c));
+  CHECK_OK(dml_rt_tensor_reshape(ind3.v, 3, D(2, 3, 3), &t3.v));
+  nd_case("GatherND", x, t3, NULL, 0, "[5,4,3] by [2,3,3]");
+  /* batch_dims 1: data [5, 4, 3], indices [5, 1] */
+  static const int64_t ib[] = {3, 0, -1, 2, 1};
+  pair_t indb = i64_pair(5, ib), tb;
+  CHECK_OK(dml_rt_tensor_reshape(indb.c, 2, D(5, 1), &tb.c));
+  CHECK_OK(dml_rt_tensor_reshape(indb.v, 2, D(5, 1), &tb.v));
+  nd_case("GatherND", x, tb, NULL, 1, "[5,4,3] by [5,1], batch_dims 1");
+  /* i32 indices, a transposed view of x */
+  pair_t i32p = {DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE};
+  dml_attr_t to;
+  memset(&to, 0, sizeof to);
+  to.name = "to", to.kind = DML_ATTR_INT, to.i = 6; /* INT32 */
+  CHECK_OK(dml_rt_tensor_op("Cast", &t2.c, 1, &to, 1, &i32p.c, 1));
+  CHECK_OK(dml_rt_tensor_op("Cast", &t2.v, 1, &to, 1, &i32p.v, 1));
+  pair_t xt = pair_transposed(x); /* [3, 4, 5] */
+  nd_case("GatherND", xt, i32p, NULL, 0, "transposed [3,4,5] by i32 [4,2]");
+  /* i64, u8 and f16 data */
+  static const dml_dtype_t dts[3] = {DML_DTYPE_I64, DML_DTYPE_U8, DML_DTYPE_F16};
+  for (int d = 0; d < 3; d++) {
+    char w[64];
+    snprintf(w, sizeof w, "%s [5,4,3] by [4,2]", dml_dtype_name(dts[d]));
+    pair_t tx = typed_pair(dts[d], 3, D(5, 4, 3), xv);
+    nd_case("GatherND", tx, t2, NULL, 0, w);
+    /* ScatterND of the same dtype: rows 1 and -4 (the same row: the
+     * second update wins) and 0 */
+    static const int64_t is[] = {1, -4, 0};
+    pair_t sind = i64_pair(3, is), st;
+    CHECK_OK(dml_rt_tensor_reshape(sind.c, 2, D(3, 1), &st.c));
+    CHECK_OK(dml_rt_tensor_reshape(sind.v, 2, D(3, 1), &st.v));
+    float uv[36];
+    for (int i = 0; i < 36; i++) uv[i] = (float)(i * 3 % 17) - 5.0f;
+    pair_t up = typed_pair(dts[d], 3, D(3, 4, 3), uv);
+    snprintf(w, sizeof w, "%s [5,4,3] at [3,1], a duplicate row", dml_dtype_name(dts[d]));
+    nd_case("ScatterND", tx, st, &up, 0, w);
+    pair_free(&up);
+    pair_free(&st);
+    pair_free(&sind);
+    pair_free(&tx);
+  }
+  /* ScatterND of f32 edge values: single elements (tuples of 3) and a
+   * transposed data */
+  float uv[6] = {1.5f, -2.0f, 0.0f, -0.0f, 1e30f, -3.25f};
+  pair_t u6 = pair_new(2, D(2, 3), uv, 1);
+  nd_case("ScatterND", x, t3, &u6, 0, "[5,4,3] at [2,3,3]");
+  pair_t u2 = pair_new(3, D(4, 5, 1), NULL, 4);
+  pair_t ux = {DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE};
+  CHECK_OK(dml_rt_tensor_reshape(u2.c, 2, D(4, 5), &ux.c));
+  CHECK_OK(dml_rt_tensor_reshape(u2.v, 2, D(4, 5), &ux.v));
+  nd_case("ScatterND", xt, t2, &ux, 0, "transposed [3,4,5] at [4,2]");
+  /* empty indices: [0, 2] gives [0, 3] */
+  pair_t e0 = pair_new(2, D(0, 2), NULL, 1), ei;
+  CHECK_OK(dml_rt_tensor_op("Cast", &e0.c, 1,
+                            &(dml_attr_t){.name = "to", .kind = DML_ATTR_INT, .i = 7}, 1,
+                            &ei.c, 1));
+  CHECK_OK(dml_rt_tensor_op("Cast", &e0.v, 1,
+                            &(dml_attr_t){.name = "to", .kind = DML_ATTR_INT, .i = 7}, 1,
+                            &ei.v, 1));
+  nd_case("GatherND", x, ei, NULL, 0, "[5,4,3] by [0,2]");
+  /* the errors, on both devices */
+  static const int64_t bad[] = {0, 1, 5, 0};
+  pair_t ibad = i64_pair(4, bad), tbad;
+  CHECK_OK(dml_rt_tensor_reshape(ibad.c, 2, D(2, 2), &tbad.c));
+  CHECK_OK(dml_rt_tensor_reshape(ibad.v, 2, D(2, 2), &tbad.v));
+  dml_rt_tensor_t y, in[3];
+  for (int dv = 0; dv < 2; dv++) {
+    in[0] = dv ? x.v : x.c, in[1] = dv ? tbad.v : tbad.c;
+    CHECK_ERROR(dml_rt_tensor_op("GatherND", in, 2, NULL, 0, &y, 1),
+                DML_STATUS_OUT_OF_RANGE,
+                "index 5 (at position 2) is out of range [-5, 4]");
+    in[2] = dv ? u6.v : u6.c;
+    CHECK_ERROR(dml_rt_tensor_op("ScatterND", in, 3, NULL, 0, &y, 1),
+                DML_STATUS_OUT_OF_RANGE, "index 5 (at position 2)");
+    in[1] = dv ? t1.v : t1.c;
+    dml_attr_t bd;
+    memset(&bd, 0, sizeof bd);
+    bd.name = "batch_dims", bd.kind = DML_ATTR_INT, bd.i = 2;
+    CHECK_ERROR(dml_rt_tensor_op("GatherND", in, 2, &bd, 1, &y, 1),
+                DML_STATUS_INVALID_ARGUMENT, "batch_dims 2 must be below both ranks");
+  }
+  dml_attr_t rd;
+  memset(&rd, 0, sizeof rd);
+  rd.name = "reduction", rd.kind = DML_ATTR_STRING, rd.s = "add";
+  dml_rt_tensor_t sv[3] = {x.v, t3.v, u6.v};
+  CHECK_ERROR(dml_rt_tensor_op("ScatterND", sv, 3, &rd, 1, &y, 1),
+              DML_STATUS_UNIMPLEMENTED, "reduction 'add'");
+  pair_t frees[] = {x,    ind2, ind1, t2, t1, ind3, t3, indb, tb,
+                    i32p, xt,   u6,   u2, ux, e0,   ei, ibad, tbad};
+  for (size_t i = 0; i < sizeof frees / sizeof frees[0]; i++) pair_free(&frees[i]);
+  free(xv);
+}
+
+/* MaxPool with its Indices on the GPU (Y composed, Indices by the index
+ * kernel) against the CPU, the Indices bit for bit: windows with pads, strides,
+ * dilations, ceil_mode, SAME_UPPER, 1-D, storage_order 1, edge values (NaN
+ * wins over numbers, ties keep the first, -inf everywhere), f16, bf16, f64,
+ * a transposed view. */
+static void pool_idx_case(pair_t x, const dml_attr_t *a, uint32_t na, const char *what) {
+  dml_rt_tensor_t yc[2], yv[2];
+  CHECK_OK(dml_rt_tensor_op("MaxPool", &x.c, 1, a, na, yc, 2));
+  dml_status_t e = dml_rt_tensor_op("MaxPool", &x.v, 1, a, na, yv, 2);
+  if (e) fprintf(stderr, "MaxPool with Indices (%s) on " TEST_GPU " failed\n", what);
+  CHECK_OK(e);
+  if (e) {
+    CHECK_OK(dml_rt_tensor_free(yc[0]));
+    CHECK_OK(dml_rt_tensor_free(yc[1]));
+    return;
+  }
+  for (int o = 0; o < 2; o++) {
+    int64_t n1 = 0, n2 = 0;
+    dml_dtype_t d1, d2;
+    void *p1 = down_raw(yc[o], &n1, &d1), *p2 = down_raw(yv[o], &n2, &d2);
+    int same = n1 == n2 && d1 == d2;
+    for (int64_t i = 0; i < n1 && same; i++) { /* Y: any NaN for a NaN */
+      uint64_t b1, b2;
+      double v1 = elem(p1, d1, i, &b1), v2 = elem(p2, d2, i, &b2);
+      /* Y: any NaN for a NaN; a tie of -0 and +0 may keep either sign (the
+       * composed Max fold); the Indices bit for bit */
+      same = b1 == b2 || (o == 0 && ((isnan(v1) && isnan(v2)) || v1 == v2));
+      if (!same)
+        fprintf(stderr,
+                "MaxPool (%s) output %d element %lld: cpu %.9g (0x%llx), " TEST_GPU
+                " %.9g (0x%llx)\n",
+                what, o, (long long)i, v1, (unsigned long long)b1, v2,
+                (unsigned long long)b2);
+    }
+    if (!same) fprintf(stderr, "MaxPool (%s): output %d differs\n", what, o);
+    CHECK(same);
+    free(p1);
+    free(p2);
+    CHECK_OK(dml_rt_tensor_free(yc[o]));
+    CHECK_OK(dml_rt_tensor_free(yv[o]));
+  }
+}
+
+static void test_pool_indices(void) {
+  float *xv = mixed_values(2 * 3 * 9 * 11, 0, 3, 0, EO_N_EDGES);
+  for (int i = 40; i < 60; i++) xv[i] = 2.0f;        /* ties */
+  for (int i = 100; i < 140; i++) xv[i] = -INFINITY; /* -inf windows */
+  pair_t x = pair_new(4, D(2, 3, 9, 11), xv, 1);
+  static const int64_t k33[2] = {3, 3}, s22[2] = {2, 2}, p1[4] = {1, 1, 1, 1},
+                       d22[2] = {2, 2}, p0121[4] = {0, 1, 2, 1}, k2[2] = {2, 2};
+  dml_attr_t a[5];
+  memset(a, 0, sizeof a);
+  a[0] = ints_attr("kernel_shape", k33, 2);
+  a[1] = ints_attr("strides", s22, 2);
+  a[2] = ints_attr("pads", p1, 4);
+  pool_idx_case(x, a, 3, "3x3, strides 2, pads 1");
+  a[3].name = "storage_order", a[3].kind = DML_ATTR_INT, a[3].i = 1;
+  pool_idx_case(x, a, 4, "3x3, strides 2, pads 1, storage_order 1");
+  a[3].name = "ceil_mode", a[3].kind = DML_ATTR_INT, a[3].i = 1;
+  pool_idx_case(x, a, 4, "3x3, strides 2, pads 1, ceil_mode");
+  a[1] = ints_attr("dilations", d22, 2);
+  a[2] = ints_attr("pads", p0121, 4);
+  pool_idx_case(x, a, 3, "3x3, dilations 2, pads 0 1 2 1");
+  a[0] = ints_attr("kernel_shape", k2, 2);
+  pool_idx_case(x, a, 1, "2x2");
+  a[1] = ints_attr("strides", s22, 2);
+  memset(&a[2], 0, sizeof a[2]);
+  a[2].name = "auto_pad", a[2].kind = DML_ATTR_STRING, a[2].s = "SAME_UPPER";
+  a[0] = ints_attr("kernel_shape", k33, 2);
+  pool_idx_case(x, a, 3, "3x3, strides 2, SAME_UPPER");
+  pair_t xt = pair_transposed(x); /* [11, 9, 3, 2] */
+  a[0] = ints_attr("kernel_shape", k2, 2);
+  pool_idx_case(xt, a, 1, "a transposed view, 2x2");
+  /* 1-D: [2, 3, 99] */
+  pair_t x1 = pair_new(3, D(2, 3, 99), xv, 1);
+  static const int64_t k5[1] = {5}, s3[1] = {3}, p22[2] = {2, 2};
+  a[0] = ints_attr("kernel_shape", k5, 1);
+  a[1] = ints_attr("strides", s3, 1);
+  a[2] = ints_attr("pads", p22, 2);
+  pool_idx_case(x1, a, 3, "1-D 5, strides 3, pads 2");
+  /* f16, bf16, f64 */
+  static const dml_dtype_t dts[3] = {DML_DTYPE_F16, DML_DTYPE_BF16, DML_DTYPE_F64};
+  a[0] = ints_attr("kernel_shape", k33, 2);
+  a[1] = ints_attr("strides", s22, 2);
+  a[2] = ints_attr("pads", p1, 4);
+  for (int d = 0; d < 3; d++) {
+    char w[64];
+    snprintf(w, sizeof w, "%s 3x3, strides 2, pads 1", dml_dtype_name(dts[d]));
+    pair_t t = typed_pair(dts[d], 4, D(2, 3, 9, 11), xv);
+    pool_idx_case(t, a, 3, w);
+    pair_free(&t);
+  }
+  pair_free(&x);
+  pair_free(&xt);
+  pair_free(&x1);
+  free(xv);
+}
+
+/* ConvTranspose on the GPU (a Conv of the zero-inserted X) against the
+ * CPU's kernel: strides with output_padding, pads that crop, group 2 with
+ * dilations, bias or none, 1-D, SAME_UPPER and output_shape, an X view;
+ * the errors. Finite values (an infinite weight gives NaN on the GPU where
+ * the CPU skips the inserted zeros). */
+static void test_conv_transpose(void) {
+  dml_attr_t a[6];
+  memset(a, 0, sizeof a);
+  static const int64_t s22[2] = {2, 2}, p1[4] = {1, 1, 1, 1}, op1[2] = {1, 1},
+                       d22[2] = {2, 2}, s3[1] = {3}, p31[2] = {3, 1}, os[2] = {8, 8},
+                       p0120[4] = {0, 1, 2, 0};
+  pair_t x = pair_new(4, D(1, 2, 5, 4), NULL, 4), w = pair_new(4, D(2, 3, 3, 3), NULL, 4),
+         b = pair_new(1, D(3), NULL, 4);
+  dml_rt_tensor_t c[3] = {x.c, w.c, b.c}, v[3] = {x.v, w.v, b.v};
+  a[0] = ints_attr("strides", s22, 2);
+  a[1] = ints_attr("pads", p1, 4);
+  a[2] = ints_attr("output_padding", op1, 2);
+  compare_acc("ConvTranspose", c, v, 3, a, 3, "strides 2, pads 1, output_padding 1, B");
+  compare_acc("ConvTranspose", c, v, 2, a, 2, "strides 2, pads 1, no B");
+  a[1] = ints_attr("pads", p0120, 4);
+  compare_acc("ConvTranspose", c, v, 3, a, 2, "strides 2, pads 0 1 2 0");
+  compare_acc("ConvTranspose", c, v, 2, NULL, 0, "defaults");
+  /* an X view: [1, 2, 4, 5] transposed to [1, 2, 5, 4]... as [5, 4, 2, 1] reversed */
+  pair_t xb = pair_new(4, D(4, 5, 2, 1), NULL, 4), xt = pair_transposed(xb);
+  dml_rt_tensor_t ct[2] = {xt.c, w.c}, vt[2] = {xt.v, w.v};
+  compare_acc("ConvTranspose", ct, vt, 2, a, 1, "an X view, strides 2");
+  /* group 2, dilations 2 */
+  pair_t xg = pair_new(4, D(2, 4, 3, 3), NULL, 4),
+         wg = pair_new(4, D(4, 1, 2, 2), NULL, 4);
+  dml_rt_tensor_t cg[2] = {xg.c, wg.c}, vg[2] = {xg.v, wg.v};
+  a[0] = ints_attr("dilations", d22, 2);
+  memset(&a[1], 0, sizeof a[1]);
+  a[1].name = "group", a[1].kind = DML_ATTR_INT, a[1].i = 2;
+  compare_acc("ConvTranspose", cg, vg, 2, a, 2, "group 2, dilations 2");
+  /* 1-D, strides 3, pads 3 1 (a crop at the start) */
+  pair_t x1 = pair_new(3, D(2, 3, 7), NULL, 4), w1 = pair_new(3, D(3, 2, 3), NULL, 4);
+  dml_rt_tensor_t c1[2] = {x1.c, w1.c}, v1[2] = {x1.v, w1.v};
+  a[0] = ints_attr("strides", s3, 1);
+  a[1] = ints_attr("pads", p31, 2);
+  compare_acc("ConvTranspose", c1, v1, 2, a, 2, "1-D, strides 3, pads 3 1");
+  /* SAME_UPPER and output_shape */
+  pair_t xs = pair_new(4, D(1, 1, 4, 4), NULL, 4),
+         ws = pair_new(4, D(1, 1, 3, 3), NULL, 4);
+  dml_rt_tensor_t cs[2] = {xs.c, ws.c}, vs[2] = {xs.v, ws.v};
+  a[0] = ints_attr("strides", s22, 2);
+  memset(&a[1], 0, sizeof a[1]);
+  a[1].name = "auto_pad", a[1].kind = DML_ATTR_STRING, a[1].s = "SAME_UPPER";
+  compare_acc("ConvTranspose", cs, vs, 2, a, 2, "SAME_UPPER, strides 2");
+  a[1] = ints_attr("output_shape", os, 2);
+  compare_acc("ConvTranspose", cs, vs, 2, a, 2, "output_shape 8 8, strides 2");
+  /* the errors, on both devices */
+  dml_rt_tensor_t y, bad[2] = {xs.c, w.c}, badv[2] = {xs.v, w.v};
+  CHECK_ERROR(dml_rt_tensor_op("ConvTranspose", bad, 2, NULL, 0, &y, 1),
+              DML_STATUS_INVALID_ARGUMENT, "ConvTranspose: shape mismatch");
+  CHECK_ERROR(dml_rt_tensor_op("ConvTranspose", badv, 2, NULL, 0, &y, 1),
+              DML_STATUS_INVALID_ARGUMENT, "ConvTranspose: shape mismatch");
+  pair_t all[] = {x, w, b, xb, xt, xg, wg, x1, w1, xs, ws};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) pair_free(&all[i]);
+}
+
+/* Einsum: the eager op on the CPU (composed) against the CPU's Einsum
+ * kernel (dml_cpu_run, double sums) within 1e-5 of the sum of the
+ * products' magnitudes (the kernel on the inputs' absolute values), and on
+ * the GPU against the CPU (compare_acc). */
+static void einsum_case(const char *eq, const pair_t *in, uint32_t n) {
+  dml_attr_t a;
+  memset(&a, 0, sizeof a);
+  a.name = "equation", a.kind = DML_ATTR_STRING, a.s = eq;
+  dml_rt_tensor_t c[4], v[4], ab[4], y;
+  for (uint32_t j = 0; j < n; j++) c[j] = in[j].c, v[j] = in[j].v;
+  compare_acc("Einsum", c, v, n, &a, 1, eq);
+  CHECK_OK(dml_rt_tensor_op("Einsum", c, n, &a, 1, &y, 1));
+  dml_tensor_t t[5];
+  void *buf[5];
+  for (uint32_t j = 0; j <= n; j++) {
+    dml_rt_tensor_info_t info;
+    int64_t cnt = 0;
+    dml_dtype_t dt;
+    if (j < n) CHECK_OK(dml_rt_tensor_op("Abs", &c[j], 1, NULL, 0, &ab[j], 1));
+    CHECK_OK(dml_rt_tensor_info(j < n ? c[j] : y, &info));
+    buf[j] = down_raw(j < n ? c[j] : y, &cnt, &dt);
+    memset(&t[j], 0, sizeof t[j]);
+    t[j].dtype = info.dtype;
+    t[j].rank = info.rank;
+    memcpy(t[j].dims, info.dims, sizeof t[j].dims);
+    t[j].data = buf[j];
+  }
+  int64_t ny = (int64_t)(dml_tensor_bytes(&t[n]) / 4);
+  float *ref = (float *)calloc((size_t)(ny ? ny : 1), 4),
+        *mag = (float *)calloc((size_t)(ny ? ny : 1), 4);
+  dml_tensor_t yr = t[n];
+  yr.data = ref;
+  dml_cpu_call_t call;
+  memset(&call, 0, sizeof call);
+  call.op = DML_OP_EINSUM;
+  call.inputs = t;
+  call.n_inputs = n;
+  call.outputs = &yr;
+  call.n_outputs = 1;
+  call.attrs = &a;
+  call.n_attrs = 1;
+  size_t sb = dml_cpu_scratch_bytes(&call);
+  call.scratch = aligned_alloc(64, (sb + 64) / 64 * 64);
+  call.scratch_bytes = sb;
+  CHECK_OK(dml_cpu_run(&call));
+  for (uint32_t j = 0; j < n; j++) { /* the magnitudes: |inputs| */
+    int64_t cnt = 0;
+    dml_dtype_t dt;
+    free(buf[j]);
+    buf[j] = down_raw(ab[j], &cnt, &dt);
+    t[j].data = buf[j];
+  }
+  yr.data = mag;
+  CHECK_OK(dml_cpu_run(&call));
+  free(call.scratch);
+  int bad = 0;
+  const float *got = (const float *)buf[n];
+  for (int64_t i = 0; i < ny; i++)
+    if (!(fabsf(got[i] - ref[i]) <= 1e-5f * (fabsf(ref[i]) + mag[i]) + 1e-30f) &&
+        bad++ < 3)
+      fprintf(stderr, "Einsum %s element %lld: eager %.9g, kernel %.9g\n", eq,
+              (long long)i, got[i], ref[i]);
+  CHECK(bad == 0);
+  free(ref);
+  free(mag);
+  for (uint32_t j = 0; j <= n; j++) free(buf[j]);
+  for (uint32_t j = 0; j < n; j++) CHECK_OK(dml_rt_tensor_free(ab[j]));
+  CHECK_OK(dml_rt_tensor_free(y));
+}
+
+/* Einsum composed on every device: matrix products, batches, transposes,
+ * sums, dot and outer products, broadcast ellipsis, the implicit output,
+ * three operands, attention's scores, a label summed within one operand,
+ * views; the errors (a diagonal: UNIMPLEMENTED; an ill-formed equation,
+ * extents that differ). */
+static void test_einsum(void) {
+  pair_t A = pair_new(2, D(3, 4), NULL, 4), B = pair_new(2, D(4, 5), NULL, 4),
+         C = pair_new(2, D(5, 2), NULL, 4), a3 = pair_new(3, D(2, 3, 4), NULL, 4),
+         b3 = pair_new(3, D(2, 4, 5), NULL, 4), v4 = pair_new(1, D(4), NULL, 4),
+         w4 = pair_new(1, D(4), NULL, 4), e1 = pair_new(4, D(2, 1, 3, 4), NULL, 4),
+         e2 = pair_new(3, D(5, 4, 2), NULL, 4), q = pair_new(4, D(2, 3, 5, 8), NULL, 4),
+         k = pair_new(4, D(2, 3, 7, 8), NULL, 4);
+  pair_t AB[2] = {A, B}, ABC[3] = {A, B, C}, ab[2] = {a3, b3}, vw[2] = {v4, w4},
+         ee[2] = {e1, e2}, qk[2] = {q, k};
+  einsum_case("ij,jk->ik", AB, 2);
+  einsum_case("ij,jk", AB, 2);
+  einsum_case("ij,jk->ki", AB, 2);
+  einsum_case("bij,bjk->bik", ab, 2);
+  einsum_case("ij->ji", &A, 1);
+  einsum_case("ij->", &A, 1);
+  einsum_case("ij->i", &A, 1);
+  einsum_case("i,i->", vw, 2);
+  einsum_case("i,j->ij", vw, 2);
+  einsum_case("...ij,...jk->...ik", ee, 2);
+  einsum_case("ij,jk,kl->il", ABC, 3);
+  einsum_case("bhqd,bhkd->bhqk", qk, 2);
+  einsum_case("ij,jk->k", AB, 2);
+  pair_t At = pair_transposed(A); /* [4, 3] */
+  pair_t tv[2] = {At, B};
+  einsum_case("ji,jk->ik", tv, 2);
+  /* the errors, on both devices */
+  dml_attr_t a;
+  memset(&a, 0, sizeof a);
+  a.name = "equation", a.kind = DML_ATTR_STRING;
+  dml_rt_tensor_t y, sq[2] = {At.c, At.v}, mm[2][2] = {{A.c, A.c}, {A.v, A.v}};
+  pair_t S = pair_new(2, D(3, 3), NULL, 4);
+  dml_rt_tensor_t sqq[2] = {S.c, S.v};
+  for (int dv = 0; dv < 2; dv++) {
+    a.s = "ii->i";
+    CHECK_ERROR(dml_rt_tensor_op("Einsum", &sqq[dv], 1, &a, 1, &y, 1),
+                DML_STATUS_UNIMPLEMENTED, "repeats in input 0 (a diagonal)");
+    a.s = "ij,jk->ik"; /* [3,4] x [3,4]: j is 4 and 3 */
+    CHECK_ERROR(dml_rt_tensor_op("Einsum", mm[dv], 2, &a, 1, &y, 1),
+                DML_STATUS_INVALID_ARGUMENT, "subscript 'j' has extents 4 and 3");
+    a.s = "ij->k";
+    CHECK_ERROR(dml_rt_tensor_op("Einsum", &sq[dv], 1, &a, 1, &y, 1),
+                DML_STATUS_INVALID_ARGUMENT, "Einsum");
+  }
+  pair_t all[] = {A, B, C, a3, b3, v4, w4, e1, e2, q, k, At, S};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) pair_free(&all[i]);
+}
+
 /* LayerNormalization, BatchNormalization (inference), InstanceNormalization,
  * the global pools, MaxPool (Y) and AveragePool against the CPU: rows
  * longer than a workgroup (300 > 256), rows holding NaN, +-inf, -0 and
@@ -2287,8 +2883,12 @@ static void test_norm_pool(void) {
   dml_rt_tensor_t y[2];
   pair_t e4 = pair_new(4, D(1, 2, 5, 5), NULL, 1);
   pa[0] = ints_attr("kernel_shape", k2, 2);
-  CHECK_ERROR(dml_rt_tensor_op("MaxPool", &e4.v, 1, pa, 1, y, 2),
-              DML_STATUS_UNIMPLEMENTED, "Indices output is not computed");
+  {
+    pair_t e4i = typed_pair(DML_DTYPE_I32, 4, D(1, 2, 5, 5), xv);
+    CHECK_ERROR(dml_rt_tensor_op("MaxPool", &e4i.v, 1, pa, 1, y, 2),
+                DML_STATUS_UNIMPLEMENTED, "Indices output of i32 is not computed");
+    pair_free(&e4i);
+  }
   pa[0] = ints_attr("kernel_shape", k5, 1);
   CHECK_ERROR(dml_rt_tensor_op("MaxPool", &e4.v, 1, pa, 1, y, 1),
               DML_STATUS_INVALID_ARGUMENT, "have the wrong length");
@@ -2653,8 +3253,8 @@ static void test_errors(void) {
   CHECK_ERROR(dml_rt_tensor_op("ReduceSum", &a, 1, &axes5, 1, &y, 1),
               DML_STATUS_INVALID_ARGUMENT, "(on " TEST_GPU);
   /* an op outside the library: a clear error, never a CPU fallback */
-  CHECK_ERROR(dml_rt_tensor_op("Einsum", in, 2, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
-              "eager op Einsum with 2 inputs is not implemented on " TEST_GPU);
+  CHECK_ERROR(dml_rt_tensor_op("TopK", in, 2, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
+              "eager op TopK with 2 inputs is not implemented on " TEST_GPU);
   /* an attribute value the op does not accept (the formula table's
    * attributes are taken at dispatch: test_table_ops runs other values) */
   dml_attr_t alpha = {0};
@@ -2756,6 +3356,16 @@ int main(void) {
   RUN_IF(test_table_ops);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_norm_pool);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN_IF(test_norm_fused);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN_IF(test_nd);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN_IF(test_conv_transpose);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN_IF(test_pool_indices);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN_IF(test_einsum);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_move_ops);
   CHECK(dml_rt_device_bytes(g_vk) == start);
