@@ -4,10 +4,15 @@
  * than whole-model timings: each figure is the fastest of its runs).
  *
  *   cpu_kernel_bench [--threads N] [--seconds S] [--only TEXT] [--dw-strip]
+ *                    [--no-winograd]
  *
  * --only TEXT runs the cases whose name contains TEXT; --dw-strip makes the
  * AVX-512 depthwise convolution take its per-plane strip kernel instead of
- * the flattened-vector one (dml_cpu_dw_flat_set), for an A/B of the two.
+ * the flattened-vector one (dml_cpu_dw_flat_set), for an A/B of the two;
+ * --no-winograd makes the 3x3 stride-1 convolutions of 64 or more input
+ * channels take the channel-vectorized direct kernel instead of Winograd
+ * F(2x2, 3x3) (dml_cpu_conv_wg_set). GFLOP/s count the direct
+ * convolution's multiply-adds whatever the kernel.
  *
  * Prints one line per case: the GEMM (dml_cpu_sgemm, square 256/512/1024,
  * A and B unpacked) and convolutions through dml_cpu_run (depthwise 3x3
@@ -178,10 +183,12 @@ int main(int argc, char **argv) {
       g_only = argv[++i];
     else if (!strcmp(argv[i], "--dw-strip"))
       dml_cpu_dw_flat_set(0);
+    else if (!strcmp(argv[i], "--no-winograd"))
+      dml_cpu_conv_wg_set(0);
     else {
       fprintf(stderr,
               "usage: cpu_kernel_bench [--threads N] [--seconds S] [--only TEXT] "
-              "[--dw-strip]\n");
+              "[--dw-strip] [--no-winograd]\n");
       return 2;
     }
   }
@@ -252,5 +259,7 @@ int main(int argc, char **argv) {
   conv_bench("conv 1x1 s2 16->32 32x32 b32", 32, 16, 32, 1, 32, 1, 2, seconds, peak);
   conv_bench("conv 1x1 s2 32->64 16x16 b32", 32, 32, 64, 1, 16, 1, 2, seconds, peak);
   conv_bench("conv 3x3 s1 64->64 8x8 b32", 32, 64, 64, 1, 8, 3, 1, seconds, peak);
+  conv_bench("conv 3x3 s1 32->32 16x16 b32", 32, 32, 32, 1, 16, 3, 1, seconds, peak);
+  conv_bench("conv 3x3 s1 64->64 8x8 b1", 1, 64, 64, 1, 8, 3, 1, seconds, peak);
   return 0;
 }

@@ -664,6 +664,142 @@ static size_t cv_prepack_at(int64_t M, int64_t K) {
   return (dml_cpu_sgemm_packed_a_floats(M, K) + 15) / 16 * 16;
 }
 
+/* ---- Winograd F(2x2, 3x3), stride 1 (AVX-512) ------------------------ */
+
+/* 3x3 stride-1 convolutions with at least WG_MIN_C input channels (ResNet's
+ * 64 -> 64 at 8x8; with 32 channels, resnet_small's 32 -> 32 at 16x16, the
+ * transforms cost more than the products saved: 3-5% slower than cv_tiles
+ * in the model): each image's output in 2x2
+ * tiles, the tile's 4x4 padded input patch d and each 3x3 filter g
+ * transformed (V = B^T d B, U = G g G^T, G's rows (1,0,0), (1/2,1/2,1/2),
+ * (1/2,-1/2,1/2), (0,0,1)), for each of the 16 transform positions xi the
+ * product M_xi[m][t] = sum over c in order of U_xi[m][c] V_xi[c][t] (fused
+ * multiply-adds from 0; 16 output channels x 16 tiles in registers), then
+ * Y = A^T M A (A^T's rows (1,1,1,0), (0,1,-1,-1)) and the epilogue (tile_ep's
+ * steps, the residual added after the BatchNormalization) before each
+ * store. 16 products per tile of 4 outputs instead of 36: 2.25x fewer
+ * multiply-adds, plus the transforms. Not the direct kernels' bits: the
+ * transforms round (error bound in docs/cpu.md; test_cpu_linalg checks it
+ * against a double-precision loop); the same bits whatever the batch, the
+ * thread count and fusion (each image alone, one order). An Inf or NaN in X
+ * or W would spread through the transforms (Inf - Inf) where the direct sum
+ * gives Inf: calls with one take the cv kernel (wg_finite). */
+#define WG_MIN_C 64
+typedef struct {
+  int64_t hp, wp, plane; /* padded image: rows OH + 2, columns OW + 2 */
+  int64_t th, tw, T;     /* tile rows, tile columns, tiles (a multiple of 16) */
+  int64_t nb;            /* 16-channel blocks of M */
+} wg_geo_t;
+
+static int wg_enabled = 1;
+int dml_cpu_conv_wg_set(int on) {
+  int was = wg_enabled;
+  wg_enabled = on;
+  return was;
+}
+
+/* The geometries it takes: 2-D, group 1, 3x3, stride 1, dilation 1, even
+ * OH and OW with OW / 2 == 4 or a multiple of 8 (a vector of 16 tiles then
+ * covers whole tile rows or 8-tile row pieces), 16 | tiles, C >= WG_MIN_C,
+ * the transformed image at most WG_MAX_V floats. */
+#define WG_MAX_V (256 << 10)
+static int wg_plan(const conv_geo_t *g, wg_geo_t *v) {
+  if (g->r != 2 || g->group != 1 || g->k[0] != 3 || g->k[1] != 3) return 0;
+  if (g->s[0] != 1 || g->s[1] != 1 || g->d[0] != 1 || g->d[1] != 1) return 0;
+  if (g->C < WG_MIN_C || g->out[0] % 2 || g->out[1] % 2) return 0;
+  v->th = g->out[0] / 2, v->tw = g->out[1] / 2, v->T = v->th * v->tw;
+  if (v->T % 16 || (v->tw != 4 && v->tw % 8)) return 0;
+  v->hp = g->out[0] + 2, v->wp = g->out[1] + 2, v->plane = v->hp * v->wp;
+  v->nb = (g->M + 15) / 16;
+  return (double)g->C * (double)v->T * 16.0 <= WG_MAX_V &&
+         (double)g->C * (double)v->plane <= DIRECT_MAX_FLOATS;
+}
+
+/* Where it runs: wg_plan's geometries on AVX-512, whatever the batch and
+ * the thread count (so an image gets the same bits alone or in a batch). */
+static int wg_ok(const conv_geo_t *g) {
+#if DML_CPU_X86
+  wg_geo_t v;
+  return wg_enabled && dml_cpu_sgemm_isa() == 3 && wg_plan(g, &v);
+#else
+  (void)g;
+  return 0;
+#endif
+}
+
+/* 1 when none of the n floats is Inf or NaN. */
+static int wg_finite(const float *p, int64_t n) {
+  const uint32_t *u = (const uint32_t *)(const void *)p;
+  uint32_t bad = 0;
+  for (int64_t i = 0; i < n; i++) bad |= (u[i] & 0x7f800000u) == 0x7f800000u;
+  return !bad;
+}
+
+/* The transformed weights: [16 xi][nb][C][16] floats (0 for m >= M). */
+static size_t wg_wpack_floats(int64_t M, int64_t C) {
+  return (size_t)(16 * ((M + 15) / 16) * 16 * C);
+}
+/* Per slot: the padded image (+64 floats read past it), the row-transformed
+ * rows of WG_CG channels (8 arrays of (th + 1) * tw + 16 each), V [16][C][T], the
+ * products of one block [16 xi][16 m][16 tiles] (WG_MB_BYTES; a single
+ * image split over the threads takes one such block per thread after the
+ * slot). */
+#define WG_MB_BYTES (16 * 256 * 4)
+#define WG_CG 8 /* channels per row pass of wg_input */
+static size_t wg_slot_bytes(const conv_geo_t *g) {
+  wg_geo_t v;
+  if (!wg_plan(g, &v)) return 0;
+  return align64((size_t)(g->C * v.plane + 64) * 4) +
+         align64((size_t)(WG_CG * 8 * ((v.th + 1) * v.tw + 16)) * 4) +
+         align64((size_t)(16 * g->C * v.T) * 4) + WG_MB_BYTES;
+}
+
+/* U = G g G^T for every (m, c) of W [M][C][3][3], into wg_wpack_floats'
+ * layout. */
+static void wg_pack(int64_t M, int64_t C, const float *restrict w, float *restrict dst) {
+  int64_t nb = (M + 15) / 16;
+  for (int64_t b = 0; b < nb; b++)
+    for (int64_t c = 0; c < C; c++) {
+      float u[16][16]; /* [xi][j]: m = 16b + j */
+      for (int64_t j = 0; j < 16; j++) {
+        int64_t m = 16 * b + j;
+        if (m >= M) {
+          for (int xi = 0; xi < 16; xi++) u[xi][j] = 0.0f;
+          continue;
+        }
+        const float *k = w + (m * C + c) * 9;
+        float t[4][3]; /* G g */
+        for (int q = 0; q < 3; q++) {
+          float a = k[q], bb = k[3 + q], e = k[6 + q];
+          t[0][q] = a;
+          t[1][q] = 0.5f * (a + bb + e);
+          t[2][q] = 0.5f * (a - bb + e);
+          t[3][q] = e;
+        }
+        for (int i = 0; i < 4; i++) { /* (G g) G^T */
+          float a = t[i][0], bb = t[i][1], e = t[i][2];
+          u[i * 4][j] = a;
+          u[i * 4 + 1][j] = 0.5f * (a + bb + e);
+          u[i * 4 + 2][j] = 0.5f * (a - bb + e);
+          u[i * 4 + 3][j] = e;
+        }
+      }
+      for (int xi = 0; xi < 16; xi++)
+        memcpy(dst + ((xi * nb + b) * C + c) * 16, u[xi], sizeof u[xi]);
+    }
+}
+
+/* dml_cpu_conv_prepack's buffer also holds wg_pack's layout (after cv's,
+ * at wg_prepack_at floats) for group-1 3x3 weights of at least WG_MIN_C
+ * input channels on AVX-512. */
+static int wg_prepacks(const dml_tensor_t *w, int64_t group) {
+  return cv_prepacks(w, group) && w->dims[2] == 3 && w->dims[3] == 3 &&
+         w->dims[1] >= WG_MIN_C;
+}
+static size_t wg_prepack_at(int64_t M, int64_t K) {
+  return cv_prepack_at(M, K) + (size_t)((M + 15) / 16 * 16 * K);
+}
+
 #define DW_MAXT 64 /* depthwise taps: larger kernels take dw_plane_generic */
 #if DML_CPU_X86
 /* The flat depthwise kernel's table (its kernel is below). */
@@ -708,9 +844,16 @@ static size_t conv_scratch(const dml_cpu_call_t *c, int transpose, int threads) 
   if (!transpose && pws_ok(&g))
     return 64 + direct_apack_bytes(&g) +
            (size_t)direct_slots(&g, threads) * pws_slot_bytes(&g);
-  if (!transpose && cv_ok(&g))
-    return 64 + cv_wpack_bytes(&g) +
-           (size_t)direct_slots(&g, threads) * cv_slot_bytes(&g);
+  if (!transpose && cv_ok(&g)) {
+    size_t cv =
+        64 + cv_wpack_bytes(&g) + (size_t)direct_slots(&g, threads) * cv_slot_bytes(&g);
+    if (!wg_ok(&g)) return cv;
+    /* Winograd, or cv where X or W is not finite. */
+    size_t wg = 64 + align64(wg_wpack_floats(g.M, g.C) * 4) +
+                (size_t)direct_slots(&g, threads) * wg_slot_bytes(&g) +
+                (size_t)threads * WG_MB_BYTES;
+    return wg > cv ? wg : cv;
+  }
   if (!transpose && direct_ok(&g)) {
     pw_flatten(&g);
     return 64 + direct_apack_bytes(&g) +
@@ -2309,6 +2452,277 @@ static void cv_tiles(const conv_run_t *r, const conv_geo_t *g, const cv_geo_t *v
 }
 #endif
 
+/* ---- Winograd F(2x2, 3x3): kernels (wg_plan's comment) -------------- */
+
+#if DML_CPU_X86
+/* wg_input for 4 tile columns (8 output columns: padded rows of 10
+ * floats): three padded rows per vector in the row pass (rows r .. r + 2
+ * are 30 consecutive floats of xp), stored as u_b[r][tx] at ub[b * ul4 + 4r
+ * + tx]; the row pass over 16 tiles (4 tile rows) then gathers rows 2ty ..
+ * 2ty + 3 of 4 tile rows from two pairs of loads. */
+__attribute__((target("avx512f"))) static void wg_input4(const conv_geo_t *g,
+                                                         const wg_geo_t *v,
+                                                         const float *restrict xp,
+                                                         float *restrict ub,
+                                                         float *restrict V) {
+  const __m512i ie =
+      _mm512_setr_epi32(0, 2, 4, 6, 10, 12, 14, 16, 20, 22, 24, 26, 0, 0, 0, 0);
+  const __m512i io = _mm512_add_epi32(ie, _mm512_set1_epi32(1));
+  const __m512i ie2 = _mm512_add_epi32(ie, _mm512_set1_epi32(2));
+  const __m512i io2 = _mm512_add_epi32(ie, _mm512_set1_epi32(3));
+  const __m512i ia =
+      _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
+  const __m512i ib = _mm512_add_epi32(ia, _mm512_set1_epi32(4));
+  int64_t T = v->T, C = g->C, hp = v->hp, ul4 = hp * 4 + 16;
+  for (int64_t c0 = 0; c0 < C; c0 += WG_CG) {
+    int64_t cn = DML_CPU_MIN((int64_t)WG_CG, C - c0);
+    for (int64_t c = c0; c < c0 + cn; c++) {
+      const float *xc = xp + c * v->plane;
+      float *ubc = ub + (c - c0) * 4 * ul4;
+      /* Lanes 12-15 are overwritten by the next rows (or land in the 16
+       * spare floats); reads past the plane stay in xp's 64 spare floats. */
+      for (int64_t r = 0; r < hp; r += 3) {
+        const float *p = xc + r * 10;
+        __m512 a0 = _mm512_loadu_ps(p), a1 = _mm512_loadu_ps(p + 16);
+        __m512 e0 = _mm512_permutex2var_ps(a0, ie, a1);
+        __m512 o0 = _mm512_permutex2var_ps(a0, io, a1);
+        __m512 e1 = _mm512_permutex2var_ps(a0, ie2, a1);
+        __m512 o1 = _mm512_permutex2var_ps(a0, io2, a1);
+        float *d = ubc + 4 * r;
+        _mm512_storeu_ps(d, _mm512_sub_ps(e0, e1));
+        _mm512_storeu_ps(d + ul4, _mm512_add_ps(o0, e1));
+        _mm512_storeu_ps(d + 2 * ul4, _mm512_sub_ps(e1, o0));
+        _mm512_storeu_ps(d + 3 * ul4, _mm512_sub_ps(o0, o1));
+      }
+    }
+    /* (After the group's row passes: see wg_input.) Tiles t0 .. t0 + 15
+     * are tile rows t0/4 .. + 3; their padded rows 2ty + a start at 8ty +
+     * 4a of u_b, ty counted from t0/4: base 2 t0. */
+    for (int64_t c = c0; c < c0 + cn; c++)
+      for (int64_t t0 = 0; t0 < T; t0 += 16)
+        for (int b = 0; b < 4; b++) {
+          const float *u = ub + ((c - c0) * 4 + b) * ul4 + 2 * t0;
+          __m512 l0 = _mm512_loadu_ps(u), l1 = _mm512_loadu_ps(u + 16);
+          __m512 l2 = _mm512_loadu_ps(u + 8), l3 = _mm512_loadu_ps(u + 24);
+          __m512 e0 = _mm512_permutex2var_ps(l0, ia, l1);
+          __m512 o0 = _mm512_permutex2var_ps(l0, ib, l1);
+          __m512 e1 = _mm512_permutex2var_ps(l2, ia, l3);
+          __m512 o1 = _mm512_permutex2var_ps(l2, ib, l3);
+          float *d = V + (b * C + c) * T + t0;
+          _mm512_storeu_ps(d, _mm512_sub_ps(e0, e1));
+          _mm512_storeu_ps(d + 4 * C * T, _mm512_add_ps(o0, e1));
+          _mm512_storeu_ps(d + 8 * C * T, _mm512_sub_ps(e1, o0));
+          _mm512_storeu_ps(d + 12 * C * T, _mm512_sub_ps(o0, o1));
+        }
+  }
+}
+
+/* One padded image xp (wg_geo_t) into V [16 xi][C][T] (xi = 4a + b: B^T's
+ * row a applied over the patch's rows, row b over its columns); ub: the
+ * slot's 8 row arrays. */
+__attribute__((target("avx512f"))) static void wg_input(const conv_geo_t *g,
+                                                        const wg_geo_t *v,
+                                                        const float *restrict xp,
+                                                        float *restrict ub,
+                                                        float *restrict V) {
+  const __m512i ev =
+      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+  int64_t tw = v->tw, T = v->T, C = g->C, ul = (v->th + 1) * tw + 16;
+  if (tw == 4) {
+    wg_input4(g, v, xp, ub, V);
+    return;
+  }
+  for (int64_t c0 = 0; c0 < C; c0 += WG_CG) {
+    int64_t cn = DML_CPU_MIN((int64_t)WG_CG, C - c0);
+    for (int64_t c = c0; c < c0 + cn; c++) {
+      const float *xc = xp + c * v->plane;
+      float *ubc = ub + (c - c0) * 8 * ul;
+      /* u_b[r][tx] = (B^T's row b) . xp[r][2tx .. 2tx + 3], stored at
+       * ub[(2b + r % 2) * ul + (r / 2) * tw + tx]; the lanes past tw are
+       * overwritten by the next row (or land in the 16 spare floats). */
+      for (int64_t r = 0; r < v->hp; r++)
+        for (int64_t t0 = 0; t0 < tw; t0 += 16) {
+          const float *p = xc + r * v->wp + 2 * t0;
+          __m512 a0 = _mm512_loadu_ps(p), a1 = _mm512_loadu_ps(p + 16);
+          __m512 c0 = _mm512_loadu_ps(p + 2), c1 = _mm512_loadu_ps(p + 18);
+          __m512 e0 = _mm512_permutex2var_ps(a0, ev, a1);
+          __m512 o0 = _mm512_permutex2var_ps(a0, od, a1);
+          __m512 e1 = _mm512_permutex2var_ps(c0, ev, c1);
+          __m512 o1 = _mm512_permutex2var_ps(c0, od, c1);
+          float *d = ubc + (r % 2) * ul + (r / 2) * tw + t0;
+          _mm512_storeu_ps(d, _mm512_sub_ps(e0, e1));
+          _mm512_storeu_ps(d + 2 * ul, _mm512_add_ps(o0, e1));
+          _mm512_storeu_ps(d + 4 * ul, _mm512_sub_ps(e1, o0));
+          _mm512_storeu_ps(d + 6 * ul, _mm512_sub_ps(o0, o1));
+        }
+    }
+    /* Over the rows: tile (ty, tx) reads rows 2ty .. 2ty + 3, i.e. the even
+     * and odd arrays at ty and ty + 1 (tile index t and t + tw). A group of
+     * channels' rows first, then these loads: a load right after the
+     * overlapping stores of the row pass would wait for them (no store
+     * forwarding across several stores: wg_input took a third of the
+     * kernel's time that way). */
+    for (int64_t c = c0; c < c0 + cn; c++)
+      for (int64_t t0 = 0; t0 < T; t0 += 16)
+        for (int b = 0; b < 4; b++) {
+          const float *ue = ub + ((c - c0) * 8 + 2 * b) * ul + t0, *uo = ue + ul;
+          __m512 e0 = _mm512_loadu_ps(ue), o0 = _mm512_loadu_ps(uo);
+          __m512 e1 = _mm512_loadu_ps(ue + tw), o1 = _mm512_loadu_ps(uo + tw);
+          float *d = V + (b * C + c) * T + t0;
+          _mm512_storeu_ps(d, _mm512_sub_ps(e0, e1));
+          _mm512_storeu_ps(d + 4 * C * T, _mm512_add_ps(o0, e1));
+          _mm512_storeu_ps(d + 8 * C * T, _mm512_sub_ps(e1, o0));
+          _mm512_storeu_ps(d + 12 * C * T, _mm512_sub_ps(o0, o1));
+        }
+  }
+}
+
+/* Blocks [p0, p1) of one image (block p: output channels 16 (p / (T/16))
+ * .. + 15, tiles 16 (p % (T/16)) .. + 15): V (wg_input) times the
+ * transformed weights U, A^T M A, the epilogue, stored into y (this image's
+ * output). mb: a product block of this thread's. */
+__attribute__((target("avx512f"))) static void wg_image(
+    const conv_run_t *r, const conv_geo_t *g, const wg_geo_t *v, const float *restrict V,
+    const float *restrict U, float *restrict mb, float *y, int64_t p0, int64_t p1) {
+  const __m512i ilo =
+      _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i ihi = _mm512_add_epi32(ilo, _mm512_set1_epi32(8));
+  int64_t C = g->C, T = v->T, tw = v->tw, OW = g->out[1];
+  const float *res = r->ep ? r->ep->residual : NULL;
+  for (int64_t p = p0; p < p1; p++) {
+    int64_t b = p / (T / 16), t0 = p % (T / 16) * 16;
+    int64_t mn = DML_CPU_MIN((int64_t)16, g->M - 16 * b);
+    {
+      for (int xi = 0; xi < 16; xi++) {
+        const float *vx = V + (int64_t)xi * C * T + t0;
+        const float *wx = U + ((xi * v->nb + b) * C) * 16;
+        __m512 acc[16];
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; j++) acc[j] = _mm512_setzero_ps();
+        for (int64_t c = 0; c < C; c++, wx += 16) {
+          __m512 xv = _mm512_loadu_ps(vx + c * T);
+#pragma GCC unroll 16
+          for (int j = 0; j < 16; j++)
+            acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(wx[j]), xv, acc[j]);
+        }
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; j++) _mm512_storeu_ps(mb + (xi * 16 + j) * 16, acc[j]);
+      }
+      for (int64_t j = 0; j < mn; j++) {
+        __m512 q[16];
+#pragma GCC unroll 16
+        for (int xi = 0; xi < 16; xi++) q[xi] = _mm512_loadu_ps(mb + (xi * 16 + j) * 16);
+        __m512 s[2][4]; /* A^T over the rows */
+#pragma GCC unroll 4
+        for (int c4 = 0; c4 < 4; c4++) {
+          __m512 m1 = q[4 + c4], m2 = q[8 + c4];
+          s[0][c4] = _mm512_add_ps(_mm512_add_ps(q[c4], m1), m2);
+          s[1][c4] = _mm512_sub_ps(_mm512_sub_ps(m1, m2), q[12 + c4]);
+        }
+        int64_t m = 16 * b + j;
+        float *ym = y + m * g->out_sz;
+#pragma GCC unroll 2
+        for (int i = 0; i < 2; i++) {
+          __m512 y0 = _mm512_add_ps(_mm512_add_ps(s[i][0], s[i][1]), s[i][2]);
+          __m512 y1 = _mm512_sub_ps(_mm512_sub_ps(s[i][1], s[i][2]), s[i][3]);
+#pragma GCC unroll 2
+          for (int h = 0; h < 2; h++) {
+            /* Tiles t0 + 8h .. + 7, their two outputs of row i side by
+             * side: 16 consecutive outputs (tw a multiple of 8) or 8 and 8
+             * two output rows apart (tw 4). */
+            __m512 o = _mm512_permutex2var_ps(y0, h ? ihi : ilo, y1);
+            int64_t t = t0 + 8 * h, ty = t / tw, tx = t % tw;
+            float *d = ym + (2 * ty + i) * OW + 2 * tx;
+            int64_t gap = tw == 4 ? 2 * OW - 8 : 0;
+            if (r->b) o = _mm512_add_ps(o, _mm512_set1_ps(r->b[m]));
+            if (r->ep && r->ep->scale)
+              o = _mm512_add_ps(_mm512_mul_ps(o, _mm512_set1_ps(r->ep->scale[m])),
+                                _mm512_set1_ps(r->ep->shift[m]));
+            if (res) {
+              const float *rp = res + (d - r->y);
+              __m512 rv = _mm512_maskz_loadu_ps(0x00FF, rp);
+              rv = _mm512_mask_loadu_ps(rv, 0xFF00, rp + gap);
+              o = _mm512_add_ps(o, rv);
+            }
+            if (r->ep && r->ep->relu) o = _mm512_max_ps(_mm512_setzero_ps(), o);
+            _mm512_mask_storeu_ps(d, 0x00FF, o);
+            _mm512_mask_storeu_ps(d + gap, 0xFF00, o);
+          }
+        }
+      }
+    }
+  }
+}
+#endif
+
+typedef struct {
+  const conv_run_t *run;
+  const wg_geo_t *v;
+  const float *U;
+  char *slots, *mbs; /* mbs: WG_MB_BYTES per thread (wg_chunk_task) */
+  size_t slot_bytes;
+  int64_t n, chunks; /* wg_chunk_task: the image, its block chunks */
+} wg_ctx_t;
+
+/* The parts of slot 0: padded image, row arrays, V, product block. */
+static void wg_slot(const conv_geo_t *g, const wg_geo_t *v, char *s, float **xp,
+                    float **ub, float **V, float **mb) {
+  *xp = (float *)(void *)s;
+  s += align64((size_t)(g->C * v->plane + 64) * 4);
+  *ub = (float *)(void *)s;
+  s += align64((size_t)(WG_CG * 8 * ((v->th + 1) * v->tw + 16)) * 4);
+  *V = (float *)(void *)s;
+  s += align64((size_t)(16 * g->C * v->T) * 4);
+  *mb = (float *)(void *)s;
+}
+
+/* Image x padded and transformed into the slot's V. */
+static void wg_prepare(const conv_geo_t *g, const wg_geo_t *v, const float *x, float *xp,
+                       float *ub, float *V) {
+#if DML_CPU_X86
+  pad_image(g, v->hp, v->wp, x, xp);
+  memset(xp + g->C * v->plane, 0, 64 * sizeof(float));
+  wg_input(g, v, xp, ub, V);
+#else
+  (void)g, (void)v, (void)x, (void)xp, (void)ub, (void)V;
+#endif
+}
+
+/* One image: padded into this thread's slot, transformed, multiplied. */
+static void wg_task(void *vctx, int64_t n, int tid) {
+#if DML_CPU_X86
+  const wg_ctx_t *d = (const wg_ctx_t *)vctx;
+  const conv_run_t *r = d->run;
+  const conv_geo_t *g = r->g;
+  const wg_geo_t *v = d->v;
+  float *xp, *ub, *V, *mb;
+  wg_slot(g, v, d->slots + (size_t)tid * d->slot_bytes, &xp, &ub, &V, &mb);
+  wg_prepare(g, v, r->x + n * g->C * g->in_sz, xp, ub, V);
+  wg_image(r, g, v, V, d->U, mb, r->y + n * g->M * g->out_sz, 0, v->nb * (v->T / 16));
+#else
+  (void)vctx, (void)n, (void)tid;
+#endif
+}
+
+/* Chunk t of image d->n's blocks (its V made in slot 0 beforehand). */
+static void wg_chunk_task(void *vctx, int64_t t, int tid) {
+#if DML_CPU_X86
+  const wg_ctx_t *d = (const wg_ctx_t *)vctx;
+  const conv_run_t *r = d->run;
+  const conv_geo_t *g = r->g;
+  const wg_geo_t *v = d->v;
+  float *xp, *ub, *V, *mb;
+  wg_slot(g, v, d->slots, &xp, &ub, &V, &mb);
+  int64_t P = v->nb * (v->T / 16), p0 = P * t / d->chunks, p1 = P * (t + 1) / d->chunks;
+  if (p0 < p1)
+    wg_image(r, g, v, V, d->U, (float *)(void *)(d->mbs + (size_t)tid * WG_MB_BYTES),
+             r->y + d->n * g->M * g->out_sz, p0, p1);
+#else
+  (void)vctx, (void)t, (void)tid;
+#endif
+}
+
 typedef struct {
   const conv_run_t *run;
   const cv_geo_t *v;
@@ -2505,6 +2919,8 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
   int regs = 0, gemm = 0;
   if (ep && ep->residual) {
     regs = !transpose && !is_depthwise(&g) && (pws_ok(&g) || cv_ok(&g) || direct_ok(&g));
+    /* (wg_ok geometries are cv_ok ones: the Winograd kernel adds it in
+     * registers too.) */
     gemm = !transpose && !is_depthwise(&g) && !regs && !flat_ok(&g);
   }
   if (ep && ep->residual && !regs && !(gemm && ep->residual != (const float *)y->data)) {
@@ -2612,6 +3028,40 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
     dml_cpu_parallel_for(g.N, slots, direct_task, &d);
     return DML_OK;
   }
+  if (!transpose && cv_ok(&g) && wg_ok(&g) &&
+      wg_finite((const float *)x->data, dml_cpu_numel(x)) &&
+      wg_finite((const float *)w->data, dml_cpu_numel(w))) {
+    wg_geo_t v;
+    wg_plan(&g, &v);
+    size_t wb = align64(wg_wpack_floats(g.M, g.C) * 4), sb = wg_slot_bytes(&g);
+    int slots = direct_slots(&g, threads);
+    if (avail < wb + sb)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "scratch too small");
+    if (avail < wb + (size_t)slots * sb) slots = 1;
+    conv_run_t run = conv_run_of(&g, 0, x, w, b, y, base, (conv_mem_t){0, 0, 0, 0}, ep);
+    const float *U = (const float *)(const void *)base;
+    if (ep && ep->packed && wg_prepacks(w, 1))
+      U = (const float *)ep->packed + wg_prepack_at(g.M, g.C * g.k_sz);
+    else
+      wg_pack(g.M, g.C, run.w, (float *)(void *)base);
+    wg_ctx_t d = {&run, &v, U, base + wb, base + wb + (size_t)slots * sb, sb, 0, 1};
+    double macs = (double)g.M * (double)(g.C * g.k_sz) * (double)g.out_sz;
+    int64_t P = v.nb * (v.T / 16);
+    if (slots == 1 && threads > 1 && P > 1 && macs >= DML_CPU_CONV_PARALLEL_MIN_MACS &&
+        avail >= wb + sb + (size_t)threads * WG_MB_BYTES) {
+      /* One image at a time: transformed once, its blocks split. */
+      d.chunks = DML_CPU_MIN(2 * (int64_t)threads, P);
+      for (d.n = 0; d.n < g.N; d.n++) {
+        float *xp, *ub, *V, *mb;
+        wg_slot(&g, &v, d.slots, &xp, &ub, &V, &mb);
+        wg_prepare(&g, &v, run.x + d.n * g.C * g.in_sz, xp, ub, V);
+        dml_cpu_parallel_for(d.chunks, threads, wg_chunk_task, &d);
+      }
+      return DML_OK;
+    }
+    dml_cpu_parallel_for(g.N, slots, wg_task, &d);
+    return DML_OK;
+  }
   if (!transpose && cv_ok(&g)) {
     cv_geo_t v;
     cv_plan(&g, &v);
@@ -2712,13 +3162,16 @@ dml_status_t dml_cpu_conv_ep(const dml_cpu_call_t *c, const dml_cpu_epilogue_t *
 
 /* Conv's W [M, Cg, k...] as Mg x (Cg*k) GEMM A operands, one per group in
  * order, then (cv_prepacks) the cv kernel's [ceil(M/16)][K][16] at
- * cv_prepack_at; 0 for depthwise (direct kernel) and non-f32. */
+ * cv_prepack_at, then (wg_prepacks) the Winograd kernel's transformed
+ * weights [16][ceil(M/16)][C][16] at wg_prepack_at; 0 for depthwise (direct
+ * kernel) and non-f32. */
 size_t dml_cpu_conv_prepack_floats(const dml_tensor_t *w, int64_t group) {
   if (w->dtype != DML_DTYPE_F32 || w->rank < 3 || group < 1 || w->dims[0] % group)
     return 0;
   if (w->dims[1] == 1 && group == w->dims[0]) return 0; /* depthwise */
   int64_t K = 1, M = w->dims[0];
   for (int32_t i = 1; i < w->rank; i++) K *= w->dims[i];
+  if (wg_prepacks(w, group)) return wg_prepack_at(M, K) + wg_wpack_floats(M, w->dims[1]);
   if (cv_prepacks(w, group))
     return cv_prepack_at(M, K) + (size_t)((M + 15) / 16 * 16 * K);
   return (size_t)group * dml_cpu_sgemm_packed_a_floats(M / group, K);
@@ -2733,6 +3186,8 @@ void dml_cpu_conv_prepack(const dml_tensor_t *w, int64_t group, float *dst) {
                          dst + (size_t)gr * per);
   if (cv_prepacks(w, group))
     cv_pack(Mg, K, (const float *)w->data, dst + cv_prepack_at(Mg, K));
+  if (wg_prepacks(w, group))
+    wg_pack(Mg, w->dims[1], (const float *)w->data, dst + wg_prepack_at(Mg, K));
 }
 
 /* ONNX ConvTranspose (11): the gradient of Conv w.r.t. its input; output

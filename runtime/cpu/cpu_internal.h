@@ -148,6 +148,11 @@ int dml_cpu_sgemm_isa(void);
  * off (0) always the per-plane strip kernel (the same bits). Returns the
  * previous setting. */
 int dml_cpu_dw_flat_set(int on);
+/* Tests and benchmarks only (not thread-safe): on (1, the default) f32 3x3
+ * stride-1 convolutions of at least 64 input channels take the Winograd
+ * F(2x2, 3x3) kernel where the geometry allows (cpu_conv.c, wg_plan), off
+ * (0) the channel-vectorized direct kernel. Returns the previous setting. */
+int dml_cpu_conv_wg_set(int on);
 /* Tests only (not thread-safe): on (1, the default) an f32 LSTM with the
  * default activations runs each step's gate math through
  * dml_cpu_lstm_cell_f32, off (0) through the per-gate loops (the same

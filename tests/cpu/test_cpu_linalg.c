@@ -314,6 +314,7 @@ typedef struct {
 
 /* mag (NULL: not wanted): per output, |b| + the sum of |x * w| over the
  * taps, the scale an f32 sum's rounding error is relative to. */
+static int g_conv_patch; /* naive_conv's mag: Winograd's scale (below) */
 static void naive_conv(const cgeo_t *g, const float *x, const float *w, const float *b,
                        float *y, double *mag) {
   int64_t Cg = g->C / g->group, Mg = g->M / g->group;
@@ -343,6 +344,22 @@ static void naive_conv(const cgeo_t *g, const float *x, const float *w, const fl
             }
           }
         y[(n * g->M + m) * out_sz + o] = (float)s;
+        if (mag && g_conv_patch && g->r == 2) {
+          /* Winograd F(2x2, 3x3)'s scale: over c, max |w[m, c, :]| times the
+           * sum of |x| over the 4x4 padded patch of the output's 2x2 tile. */
+          sa = b ? fabs(b[m]) : 0;
+          int64_t h0 = oi[0] - oi[0] % 2 - g->pb[0], w0 = oi[1] - oi[1] % 2 - g->pb[1];
+          for (int64_t c = 0; c < Cg; c++) {
+            double wm = 0, xs = 0;
+            for (int64_t kk = 0; kk < k_sz; kk++)
+              wm = fmax(wm, fabs(w[(m * Cg + c) * k_sz + kk]));
+            for (int64_t i = h0; i < h0 + 4; i++)
+              for (int64_t j = w0; j < w0 + 4; j++)
+                if (i >= 0 && i < g->in[0] && j >= 0 && j < g->in[1])
+                  xs += fabs(x[((n * g->C + gr * Cg + c) * g->in[0] + i) * g->in[1] + j]);
+            sa += wm * xs;
+          }
+        }
         if (mag) mag[(n * g->M + m) * out_sz + o] = sa;
       }
 }
@@ -353,6 +370,13 @@ static void naive_conv(const cgeo_t *g, const float *x, const float *w, const fl
  * +-1e30 terms that cancel leave an f32 sum's rounding error at that
  * scale. */
 static int g_conv_edges;
+/* When nonzero, conv_case instead checks every output within g_conv_rel
+ * relative to its own sum of |x * w| (no floor of 1; with g_conv_patch set,
+ * naive_conv's Winograd scale instead) and records the
+ * largest such error in g_conv_rel_max; g_conv_finite_edges puts only the
+ * finite edge values (-0, a denormal, +-1e30) among X's. */
+static double g_conv_rel, g_conv_rel_max;
+static int g_conv_finite_edges;
 /* conv_case's last output (malloc'd, g_conv_last_n floats), for tests that
  * compare two runs bit for bit. */
 static float *g_conv_last;
@@ -384,6 +408,10 @@ static void conv_case(cgeo_t g, int use_bias, const char *auto_pad) {
     static const float ev[] = {NAN, INFINITY, -INFINITY, -0.0f, 1e-40f, 1e30f, -1e30f};
     for (size_t i = 0; i < nx; i += 97) x[i] = ev[(i / 97) % 7];
   }
+  if (g_conv_finite_edges) {
+    static const float ev[] = {-0.0f, 1e-40f, 1e30f, -1e30f};
+    for (size_t i = 0; i < nx; i += 97) x[i] = ev[(i / 97) % 4];
+  }
   double *mag = (double *)malloc(ny * sizeof(double) + 8);
   naive_conv(&g, x, w, use_bias ? b : NULL, ref, mag);
   dml_tensor_t in[3];
@@ -413,6 +441,16 @@ static void conv_case(cgeo_t g, int use_bias, const char *auto_pad) {
     if (rel > err) err = rel;
   }
   if (!g_conv_edges) err = max_abs_diff(y, ref, ny);
+  if (g_conv_rel) {
+    err = 0;
+    for (size_t i = 0; i < ny; i++) {
+      double d = fabs((double)y[i] - ref[i]);
+      double rel = d == 0 ? 0 : mag[i] > 0 ? d / mag[i] : INFINITY;
+      if (!(rel <= err)) err = rel;
+    }
+    if (err > g_conv_rel_max) g_conv_rel_max = err;
+    err = err <= g_conv_rel ? 0 : err;
+  }
   if (!(err < 1e-4))
     fprintf(stderr, "conv r=%d C=%lld M=%lld g=%lld err %g\n", g.r, (long long)g.C,
             (long long)g.M, (long long)g.group, err);
@@ -547,6 +585,67 @@ static void test_conv_cv(void) {
   one.N = 3;
   conv_case(one, 1, NULL);
   dml_cpu_set_num_threads(1);
+}
+
+/* Winograd F(2x2, 3x3) (cpu_conv.c, wg_plan: 3x3 stride 1, >= 64 input
+ * channels, tile columns 4 or a multiple of 8, on AVX-512), against the
+ * double-precision loop within 1e-5 of each output's scale sum over c of
+ * max |w[m, c, :]| times the sum of |x| over its tile's 4x4 input patch
+ * (a +-1e30 input is carried through the transforms by every output of
+ * the tiles whose patch holds it, and cancels in A^T M A: the error is
+ * relative to the patch, not to the output's own taps): 8x8
+ * (tw 4), 16x16 with 20 output channels (a partial channel block), 32x32
+ * (tw 16), 16x16 unpadded from 18x18, 8x16 with 70 channels and 33
+ * outputs, 16x8 padded (0, 2) in height, X with +-1e30, -0 and denormals,
+ * images over 2 threads and one image's blocks over 2 threads; then X with
+ * Inf and NaN (those calls take the direct kernel: the same check as the
+ * other paths); and each case against the direct kernel
+ * (dml_cpu_conv_wg_set(0)) within the same bound. Elsewhere (no AVX-512)
+ * the direct or GEMM paths answer the same checks. */
+static void test_conv_winograd(void) {
+  /* r, N, C, M, group, in, k, s, d, pb, pe */
+  cgeo_t a = {2,         2,         64,        64,        1,         {8, 8, 1},
+              {3, 3, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 0}, {1, 1, 0}, {0}};
+  cgeo_t b = a;
+  b.N = 1, b.M = 20, b.in[0] = b.in[1] = 16;
+  cgeo_t c = a;
+  c.N = 1, c.M = 16, c.in[0] = c.in[1] = 32;
+  cgeo_t d = b;
+  d.in[0] = d.in[1] = 18, d.pb[0] = d.pb[1] = d.pe[0] = d.pe[1] = 0;
+  cgeo_t e = a; /* 8 rows of 16: tw 8, th 4; 16 rows of 8 with pads (0, 2) */
+  e.N = 3, e.C = 70, e.M = 33, e.in[1] = 16;
+  cgeo_t f = a;
+  f.N = 1, f.in[0] = 16, f.pb[0] = 0, f.pe[0] = 2;
+  cgeo_t cases[] = {a, b, c, d, e, f};
+  g_conv_rel = 1e-5;
+  g_conv_rel_max = 0;
+  g_conv_patch = 1;
+  for (int wg = 1; wg >= 0; wg--) {
+    dml_cpu_conv_wg_set(wg);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      conv_case(cases[i], 1, NULL);
+      conv_case(cases[i], 0, NULL);
+      g_conv_finite_edges = 1;
+      conv_case(cases[i], 1, NULL);
+      g_conv_finite_edges = 0;
+    }
+    dml_cpu_set_num_threads(2);
+    conv_case(a, 1, NULL); /* 2 images over 2 threads */
+    cgeo_t one = c;        /* one image: its blocks over 2 threads */
+    one.M = 64;
+    conv_case(one, 1, NULL);
+    dml_cpu_set_num_threads(1);
+    fprintf(stderr, "%s: largest error %.3g of the Winograd scale\n",
+            wg ? "winograd" : "direct", g_conv_rel_max);
+    g_conv_rel_max = 0;
+  }
+  dml_cpu_conv_wg_set(1);
+  g_conv_patch = 0;
+  g_conv_rel = 0;
+  g_conv_edges = 1;
+  conv_case(a, 1, NULL);
+  conv_case(b, 0, NULL);
+  g_conv_edges = 0;
 }
 
 /* Depthwise (group == C == M): the direct kernel against the naive loop,
@@ -1263,6 +1362,7 @@ int main(void) {
   RUN(test_matmul_1d);
   RUN(test_conv2d_variants);
   RUN(test_conv_cv);
+  RUN(test_conv_winograd);
   RUN(test_conv_fused_residual);
   RUN(test_conv_depthwise_flat);
   RUN(test_conv_depthwise);
