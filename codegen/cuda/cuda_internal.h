@@ -66,9 +66,7 @@ void dml_cuda_typed_views(dml_sb_t *b, const dml_kernel_t *k);
  * f16 or bf16 operands with a recorded product (dml_kgemm_t) whose
  * operands' rows are 16-byte aligned, or an f16/bf16 implicit-GEMM
  * convolution (dml_kconv_t: group 1, static spatial dims) with C * kh * kw
- * >= 64, any alignment, where it is estimated faster than the direct
- * kernel at the batch bound (cuda_mma.c's conv16_pays: enough output tiles
- * or K steps, K N / (K + N) >= 20; docs/kernels.md). */
+ * >= 64, any alignment (see cuda_mma.c). */
 int dml_codegen_cuda_mma16_applies(const dml_kernel_t *k);
 
 /* The workgroup size and grid of the f16/bf16 form of `k`: 256 threads,

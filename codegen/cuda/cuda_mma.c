@@ -430,53 +430,6 @@ static int b_vec16(const dml_kgemm_t *g) {
   return g->b_off % 8 == 0 && (g->tb ? g->k % 8 == 0 : g->n % 8 == 0);
 }
 
-/* When the f16/bf16 implicit-GEMM convolution pays against the direct
- * kernel (issue 19; docs/kernels.md "f16/bf16 implicit-GEMM convolutions"):
- * the one place the choice is made, from the layer's work and parallelism
- * at the symbols' bounds (M = batch * OH * OW rows at the batch bound).
- *
- * 1. Enough K and N for the tensor cores to matter (the roofline): per
- *    output pixel a 1x1-equivalent GEMM does 2 K N flops on 2 (K + N)
- *    bytes of f16 X and Y, i.e. K N / (K + N) flops per byte. Below the
- *    H100 SXM's CUDA-core ridge (67 TFLOP/s f32 FMA / 3.35 TB/s = 20) the
- *    direct kernel is bandwidth-bound as well and the tensor cores gain
- *    nothing, while the implicit GEMM's 128-wide tile wastes columns past
- *    N and its 2-byte gather costs more than the direct kernel's loads:
- *    mobilenet_v2's narrow layers (K 96, N 24: 19.2) keep the direct form.
- * 2. Its estimated time below the direct kernel's. Per block a fixed
- *    H16_BLOCK_US plus H16_STEP_US per 32-deep K step, one wave of at most
- *    H16_SMS blocks (the H100's 132 SMs, one block each counted) after the
- *    other, against the direct kernel's 2 M N K flops at H16_DIRECT_GFLOPS.
- *    The constants are a lower fit (favouring the tensor cores) to the
- *    H100 profile of mobilenet_v2 f16 at batch 1, 224x224 (issue 19): its
- *    implicit GEMMs of 1-10 blocks took 22 us for 2 or 6 K steps, 31 us for
- *    10, 37-40 us for 12, 64 us for 18, 54 us for 30, 1.3-2.7x the f32
- *    direct kernels of the same layers (0.3-2.4 TFLOP/s; 2 TFLOP/s is
- *    their rate on the wide layers). So a small batch's layers (a few
- *    output tiles) keep the direct kernel, and a deep layer keeps the
- *    tensor cores when its steps have enough work even in few blocks
- *    (resnet18 at batch 32, 96x96, 3x3 x 512 at 3x3 pixels: 12 blocks of
- *    144 steps, 228 us against 680 us).
- * Without split-K (not implemented) a few blocks' long K loop is serial. */
-#define H16_SMS 132
-#define H16_RIDGE 20
-#define H16_BLOCK_US 12.0
-#define H16_STEP_US 1.5
-#define H16_DIRECT_GFLOPS 2000.0
-
-static int conv16_pays(const dml_kgemm_t *g) {
-  int64_t m = g->m_max > 0 ? g->m_max : g->m.c + g->m.c0;
-  if (m > ((int64_t)1 << 40)) m = (int64_t)1 << 40; /* a saturated bound */
-  if (g->k * g->n < H16_RIDGE * (g->k + g->n)) return 0;
-  const int64_t tiles = ((m + H16_BM - 1) / H16_BM) * ((g->n + H16_BN - 1) / H16_BN),
-                steps = (g->k + H16_BK - 1) / H16_BK,
-                waves = (tiles + H16_SMS - 1) / H16_SMS;
-  const double mma_us = (double)waves * (H16_BLOCK_US + (double)steps * H16_STEP_US);
-  const double direct_us =
-      2.0 * (double)m * (double)g->n * (double)g->k / (H16_DIRECT_GFLOPS * 1e3);
-  return mma_us < direct_us;
-}
-
 int dml_codegen_cuda_mma16_applies(const dml_kernel_t *k) {
   const dml_kgemm_t *g = k->gemm;
   if (!g || !g->epilogue) return 0;
@@ -487,11 +440,9 @@ int dml_codegen_cuda_mma16_applies(const dml_kernel_t *k) {
   if (g->m.c < 0 || g->m.c0 < 0) return 0;
   /* an implicit-GEMM convolution (group 1, static spatial dims: the record
    * exists only then) with at least 64 products per output, as the TF32
-   * form, where it pays (conv16_pays); A is gathered 2 bytes at a time, B
-   * (the weights [N, K]) by 16-byte cp.asyncs where aligned, else 2 bytes at
-   * a time */
-  if (k->kind == DML_KK_CONV)
-    return g->conv && g->k >= 64 && g->tb && !g->ta && conv16_pays(g);
+   * form; A is gathered 2 bytes at a time, B (the weights [N, K]) by 16-byte
+   * cp.asyncs where aligned, else 2 bytes at a time */
+  if (k->kind == DML_KK_CONV) return g->conv && g->k >= 64 && g->tb && !g->ta;
   if (k->kind != DML_KK_GEMM || g->conv || g->a_off % 8) return 0;
   int m8 = g->m.c % 8 == 0 && g->m.c0 % 8 == 0;
   return (g->ta ? m8 : g->k % 8 == 0) && b_vec16(g);

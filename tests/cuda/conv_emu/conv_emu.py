@@ -115,14 +115,12 @@ def main():
                CONV_EMU_SAVE=save, CONV_EMU_CLANG=clang)
     r = subprocess.run([gen, os.path.join(work, "pkgs"), "--conv-tc"], env=env,
                        capture_output=True, text=True)
-    # each package with its n_tc kernels of the form (conv_tc_cases.h; 0:
-    # the rule keeps the direct kernel), the sources in the packages' order
-    wrote = [name for name, n in re.findall(r"(conv_tc_\d+): (\d+) tensor-core", r.stdout)
-             for _ in range(int(n))]
+    wrote = re.findall(r"(conv_tc_\d+)\.dmlpkg", r.stdout)
     if r.returncode or not wrote:
         print(r.stdout + r.stderr)
         return 1
     srcs = sorted(os.listdir(save), key=lambda f: int(f[1:-3]))
+    # every case has one kernel of the form (conv_tc_cases.h n_tc)
     if len(srcs) != len(wrote):
         print("conv_emu: %d packages but %d f16/bf16 implicit-GEMM conv kernels"
               % (len(wrote), len(srcs)))
