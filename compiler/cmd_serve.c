@@ -45,6 +45,11 @@
  * per connection on top of the cap. */
 #define SMALL_BODY (64u << 10)
 
+/* The 401 reply's message (--auth-token-file). */
+static const char k_unauthorized[] =
+    "unauthorized: send the header \"Authorization: Bearer <token>\" with the token of "
+    "--auth-token-file";
+
 static void usage(FILE *f) {
   fprintf(
       f,
@@ -125,7 +130,9 @@ static void usage(FILE *f) {
       "  --auth-token-file FILE every request but /v2/health/* needs the header\n"
       "                         \"Authorization: Bearer TOKEN\", TOKEN being the\n"
       "                         file's one line (>= 16 printable characters);\n"
-      "                         others get 401 before their body is read\n"
+      "                         others get 401 (before their body is read,\n"
+      "                         but for bodies of at most 64 KiB, read and\n"
+      "                         discarded first)\n"
       "  --metrics-public       /metrics needs no token either\n"
       "  --verbose              log one line per request (default: failed ones)\n"
       "  --quiet                log no request\n"
@@ -346,6 +353,9 @@ typedef struct conn_state {
   size_t len, cap;
   size_t received; /* body bytes read, those discarded included */
   int busy;        /* chunked body beyond --max-inflight-body-bytes: 503 */
+  int unauth;      /* no valid token, a body of at most SMALL_BODY bytes:
+                    * read and discarded, then 401 (a client still sending
+                    * its body would lose an early 401 to the close) */
   size_t reserved; /* bytes counted in sv->inflight_body */
   struct timespec t0;
   model_ent_t *m;   /* the model of a /v2/models/NAME/... request, or NULL */
@@ -1466,6 +1476,7 @@ static enum MHD_Result handle(server_t *sv, struct MHD_Connection *c, conn_t *cs
   int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"),
       post = !strcmp(method, "POST");
   sb_t b = {0};
+  if (cs->unauth) return reply_error(sv, c, cs, 401, um, "%s", k_unauthorized);
   if (cs->busy)
     return reply_error(sv, c, cs, 503, um,
                        "server busy: in-flight request bodies over %zu bytes "
@@ -1682,12 +1693,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                          "server busy: %d connections open, the limit is %lld "
                          "(--max-connections); retry later",
                          open, (long long)sv->max_conn);
-    /* Before a byte of the body is read. */
-    if (!authorized(sv, c, url))
-      return reply_error(sv, c, cs, 401, um,
-                         "unauthorized: send the header \"Authorization: Bearer "
-                         "<token>\" with the token of --auth-token-file");
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    /* Without a valid token: 401 before a byte of the body is read, but
+     * for a body of at most SMALL_BODY bytes (Content-Length), which is
+     * read and discarded first (handle() then replies 401): libmicrohttpd
+     * closes a connection whose body was not read, and a client still
+     * writing it got a reset (an SSL EOF over TLS) instead of the 401. */
+    if (!authorized(sv, c, url)) {
+      char *end;
+      errno = 0;
+      unsigned long long n = cl ? strtoull(cl, &end, 10) : 0;
+      if (!cl || errno || *end || n > SMALL_BODY)
+        return reply_error(sv, c, cs, 401, um, "%s", k_unauthorized);
+      cs->unauth = 1;
+      return MHD_YES;
+    }
     if (cl) {
       char *end;
       errno = 0;
@@ -1736,7 +1756,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 method, url, sv->max_body);
       return MHD_NO;
     }
-    if (cs->busy) return MHD_YES; /* discarded, up to --max-body-bytes */
+    if (cs->busy || cs->unauth) return MHD_YES;                   /* discarded */
     if (cs->len + n > SMALL_BODY && cs->len + n > cs->reserved) { /* chunked */
       size_t more = cs->len + n - cs->reserved;
       unsigned long long was = atomic_fetch_add(&sv->inflight_body, more);
