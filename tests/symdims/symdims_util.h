@@ -45,17 +45,19 @@ static inline const char *fixture(const char *name, char *buf, size_t cap) {
   return dml_test_path("DMLC_SOURCE_DIR", rel, buf, cap);
 }
 
-/* Compiles fixture `model`.onnx with the given bounds and ranges into a
- * loaded model. */
-static inline dml_rt_model_t *compile_r(const char *model, const dml_onnx_dim_bound_t *b,
-                                        size_t nb, const dml_onnx_dim_range_t *r,
-                                        size_t nr, const char *targets) {
+/* Compiles fixture `model`.onnx for `targets` with the given bounds and
+ * ranges: the status (NOT_FOUND without the fixture), and the loaded model
+ * in *out on success (out NULL: compiled only, not loaded). */
+static inline dml_status_t compile_status(const char *model,
+                                          const dml_onnx_dim_bound_t *b, size_t nb,
+                                          const dml_onnx_dim_range_t *r, size_t nr,
+                                          const char *targets, dml_rt_model_t **out) {
   char path[1400], file[256];
   snprintf(file, sizeof file, "%s.onnx", model);
   size_t len = 0;
   uint8_t *bytes = read_file(fixture(file, path, sizeof path), &len);
-  CHECK(bytes != NULL);
-  if (!bytes) return NULL;
+  if (out) *out = NULL;
+  if (!bytes) return dml_status_make(DML_STATUS_NOT_FOUND, "test", "no %s", path);
   dml_compile_options_t o;
   memset(&o, 0, sizeof o);
   o.targets = targets;
@@ -67,11 +69,18 @@ static inline dml_rt_model_t *compile_r(const char *model, const dml_onnx_dim_bo
   size_t n = 0;
   dml_status_t st = dml_compile_onnx_memory(bytes, len, NULL, file, &o, &pkg, &n, NULL);
   free(bytes);
-  CHECK_OK(st);
-  if (st) return NULL;
-  dml_rt_model_t *m = NULL;
-  CHECK_OK(dml_rt_model_load_memory(pkg, n, &m));
+  if (!st && out) st = dml_rt_model_load_memory(pkg, n, out);
   free(pkg);
+  return st;
+}
+
+/* Compiles fixture `model`.onnx with the given bounds and ranges into a
+ * loaded model (a failed CHECK and NULL otherwise). */
+static inline dml_rt_model_t *compile_r(const char *model, const dml_onnx_dim_bound_t *b,
+                                        size_t nb, const dml_onnx_dim_range_t *r,
+                                        size_t nr, const char *targets) {
+  dml_rt_model_t *m = NULL;
+  CHECK_OK(compile_status(model, b, nb, r, nr, targets, &m));
   return m;
 }
 

@@ -63,27 +63,6 @@ static void test_vulkan_fcn(void) {
   run_cases_r("fpn", b, 1, r, 2, spatial, 3);
 }
 
-/* Compiles fixture `model` for `targets`; the status. */
-static dml_status_t compile_status(const char *model, const dml_onnx_dim_bound_t *b,
-                                   size_t nb, const char *targets) {
-  char path[1400], file[256];
-  snprintf(file, sizeof file, "%s.onnx", model);
-  size_t len = 0;
-  uint8_t *bytes = read_file(fixture(file, path, sizeof path), &len);
-  if (!bytes) return dml_status_make(DML_STATUS_NOT_FOUND, "test", "no %s", path);
-  dml_compile_options_t o;
-  memset(&o, 0, sizeof o);
-  o.targets = targets;
-  o.dim_bounds = b;
-  o.n_dim_bounds = nb;
-  void *pkg = NULL;
-  size_t n = 0;
-  dml_status_t st = dml_compile_onnx_memory(bytes, len, NULL, file, &o, &pkg, &n, NULL);
-  free(bytes);
-  free(pkg);
-  return st;
-}
-
 /* attention over a symbolic sequence ([N,2,S,S] scores: one symbol in two
  * dims, Softmax along S, the scores times V with K = S) at S = 33, 1 and 7
  * (N 1, 1, 2), then S = 33 again (a cached recording). */
@@ -135,15 +114,15 @@ static void test_vulkan_symexpr(void) {
 
 static void test_cuda_compiles(void) {
   dml_onnx_dim_bound_t b[] = {{"N", 4}, {"H", 64}, {"W", 64}};
-  CHECK_OK(compile_status("fcn_pool", b, 3, "cuda"));
-  CHECK_OK(compile_status("fcn_spatial", b, 3, "cuda"));
-  CHECK_OK(compile_status("upsample", b, 3, "cuda"));
+  CHECK_OK(compile_status("fcn_pool", b, 3, NULL, 0, "cuda", NULL));
+  CHECK_OK(compile_status("fcn_spatial", b, 3, NULL, 0, "cuda", NULL));
+  CHECK_OK(compile_status("upsample", b, 3, NULL, 0, "cuda", NULL));
   dml_onnx_dim_bound_t ba[] = {{"batch", 4}, {"samples", 8000}};
-  CHECK_OK(compile_status("audio", ba, 2, "cuda"));
+  CHECK_OK(compile_status("audio", ba, 2, NULL, 0, "cuda", NULL));
   dml_onnx_dim_bound_t bt[] = {{"N", 2}, {"S", 40}};
-  CHECK_OK(compile_status("attn", bt, 2, "cuda,metal"));
+  CHECK_OK(compile_status("attn", bt, 2, NULL, 0, "cuda,metal", NULL));
   dml_onnx_dim_bound_t bp[] = {{"batch", 4}, {"2*h", 64}, {"2*w", 64}};
-  CHECK_OK(compile_status("pixel_unshuffle", bp, 3, "cuda,metal"));
+  CHECK_OK(compile_status("pixel_unshuffle", bp, 3, NULL, 0, "cuda,metal", NULL));
 }
 
 int main(void) {

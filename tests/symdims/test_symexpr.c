@@ -14,31 +14,11 @@
 #include "dml_onnx.h"
 #include "symdims_util.h"
 
-/* Compiles fixture `model`.onnx for the CPU with the given bounds and
- * ranges; the status, and the loaded model in *out on success. */
+/* Compiles fixture `model`.onnx for the CPU (symdims_util.h). */
 static dml_status_t compile_st(const char *model, const dml_onnx_dim_bound_t *b,
                                size_t nb, const dml_onnx_dim_range_t *r, size_t nr,
                                dml_rt_model_t **out) {
-  char path[1400], file[256];
-  snprintf(file, sizeof file, "%s.onnx", model);
-  size_t len = 0;
-  uint8_t *bytes = read_file(fixture(file, path, sizeof path), &len);
-  *out = NULL;
-  if (!bytes) return dml_status_make(DML_STATUS_NOT_FOUND, "test", "no %s", path);
-  dml_compile_options_t o;
-  memset(&o, 0, sizeof o);
-  o.targets = "cpu";
-  o.dim_bounds = b;
-  o.n_dim_bounds = nb;
-  o.input_ranges = r;
-  o.n_input_ranges = nr;
-  void *pkg = NULL;
-  size_t n = 0;
-  dml_status_t st = dml_compile_onnx_memory(bytes, len, NULL, file, &o, &pkg, &n, NULL);
-  free(bytes);
-  if (!st) st = dml_rt_model_load_memory(pkg, n, out);
-  free(pkg);
-  return st;
+  return compile_status(model, b, nb, r, nr, "cpu", out);
 }
 
 /* Imports fixture `model`.onnx with the given bounds; the bound of symbol
