@@ -656,6 +656,8 @@ static dml_status_t parse_elem(parser_t *p, dml_dtype_t dt, unsigned char *dst) 
     return lex(p);
   }
   snprintf(what, sizeof(what), "an integer in the range of %s", dml_dtype_name(dt));
+  if (!dml_dtype_is_int(dt) || dml_dtype_size(dt) > 8)
+    return expected(p, "data of a numeric dtype");
   if (p->tok.kind != T_INT) return expected(p, what);
   int neg = 0;
   uint64_t mag = 0;
@@ -688,6 +690,10 @@ static dml_status_t parse_dense(parser_t *p, const dml_type_t *type, size_t type
     return err_at(p, type_pos,
                   "expected a static shape and a dtype for a value with dense data, "
                   "found %s",
+                  tbuf);
+  if (dml_dtype_is_string(type->dtype))
+    return err_at(p, type_pos,
+                  "dense data of dtype string cannot be written in IR text (found %s)",
                   tbuf);
   int64_t numel = dml_ir_type_numel_bound(p->m, type);
   size_t es = dml_dtype_size(type->dtype);

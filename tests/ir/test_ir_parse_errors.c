@@ -56,6 +56,12 @@ static const err_case_t k_cases[] = {
      "t.dmlir:1:37: expected 3 elements for f32[3], found 2"},
     {"global @g : f32[1] = dense<[1.0, 2.0]>\n",
      "t.dmlir:1:34: expected 1 elements for f32[1], found more"},
+    /* string data has no text form (fuzz_ir_parse found a shift by 128 here) */
+    {"global @g : str[1] = dense<[1]>\n",
+     "t.dmlir:1:13: dense data of dtype string cannot be written in IR text (found "
+     "str[1])"},
+    {"global @g : str[1] = dense<0x00000000000000000000000000000000>\n",
+     "dense data of dtype string cannot be written in IR text"},
     {"global @g : f32[2] = dense<0x0000>\n",
      "expected 8 bytes (16 hex digits) of data for f32[2], found 4 hex digits"},
     {"global @g : i8[1] = dense<[128]>\n",
