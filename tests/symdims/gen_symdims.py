@@ -29,13 +29,17 @@ def init(name, shape, scale=0.3):
     return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
 
 
-def save(model, name, cases):
+def save(model, name, cases, gen=None):
+    """Checks and writes tests/symdims/NAME.onnx, and for each (tag, shape) of
+    CASES a random x of that shape (from GEN, default this file's rng) with
+    onnxruntime's y as NAME.TAG.x.npy / NAME.TAG.y.npy (gen_symexpr.py uses it
+    with its own rng)."""
     onnx.checker.check_model(model)
     path = os.path.join(HERE, name + ".onnx")
     onnx.save(model, path)
     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     for tag, shape in cases:
-        x = rng.standard_normal(shape).astype(np.float32)
+        x = (gen or rng).standard_normal(shape).astype(np.float32)
         (y,) = sess.run(None, {"x": x})
         np.save(os.path.join(HERE, f"{name}.{tag}.x.npy"), x)
         np.save(os.path.join(HERE, f"{name}.{tag}.y.npy"), y)

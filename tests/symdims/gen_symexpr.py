@@ -20,8 +20,9 @@ import os
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+import gen_symdims  # noqa: E402 (this folder: its save())
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 rng = np.random.default_rng(20261207)
@@ -32,15 +33,7 @@ def i64(name, vals):
 
 
 def save(model, name, cases):
-    onnx.checker.check_model(model)
-    path = os.path.join(HERE, name + ".onnx")
-    onnx.save(model, path)
-    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    for tag, shape in cases:
-        x = rng.standard_normal(shape).astype(np.float32)
-        (y,) = sess.run(None, {"x": x})
-        np.save(os.path.join(HERE, f"{name}.{tag}.x.npy"), x)
-        np.save(os.path.join(HERE, f"{name}.{tag}.y.npy"), y)
+    gen_symdims.save(model, name, cases, rng)
 
 
 def pixel_unshuffle():
