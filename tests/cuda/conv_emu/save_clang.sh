@@ -5,7 +5,8 @@
 # line says "implicit-GEMM conv, f16 tensor cores" or "bf16") into
 # $CONV_EMU_SAVE as k<n>.cu, in compile order, then runs the real clang
 # ($CONV_EMU_CLANG) on the same arguments.
-match=${CONV_EMU_MATCH:-"implicit-GEMM conv, b\{0,1\}f16 tensor cores"}
+default='implicit-GEMM conv, b\{0,1\}f16 tensor cores'
+match=${CONV_EMU_MATCH:-$default}
 for a in "$@"; do
   case "$a" in
   *.cu)
