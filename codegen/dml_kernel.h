@@ -387,6 +387,7 @@ typedef struct dml_kgemm {
   int64_t a_off, b_off; /* element offsets of A and B in their buffers */
   int ta, tb;           /* A stored [K, M], B stored [N, K] */
   dml_klin_t m;         /* rows of C */
+  int64_t m_max;        /* rows of C at the symbols' bounds (0: m.c + m.c0) */
   int64_t n, k;
   uint32_t acc_reg, n_regs;
   const struct dml_kstmt *epilogue;

@@ -366,6 +366,7 @@ void dml_ksched_attach_gemm(sched_t *s, dml_kernel_t *K, const group_t *G,
   m->ta = gs->ta;
   m->tb = gs->tb;
   m->m = gs->m;
+  m->m_max = dml_ksched_lin_max(s, gs->m);
   m->n = gs->n;
   m->k = gs->k;
   K->gemm = m;
@@ -999,6 +1000,7 @@ static void attach_conv(sched_t *s, dml_kernel_t *K, const group_t *G,
   m->ta = 0;
   m->tb = 1;
   m->m = rows;
+  m->m_max = dml_ksched_lin_max(s, rows);
   m->n = ws->M;
   m->k = ws->C * ws->kh * ws->kw;
   m->conv = c;

@@ -684,6 +684,38 @@ static void test_mma16_conv_form(void) {
   }
 }
 
+/* The 1x1 rule (conv16_direct_1x1, cuda_mma.c): a 1x1 f16/bf16 conv with
+ * fewer than 132 output tiles of 128 x 128 at the batch bound keeps the
+ * direct kernel, from 132 on the implicit GEMM; a 3x3 conv of one tile
+ * keeps the implicit GEMM. 1x1 64 -> 96 at 8x16: 128 rows per image, one
+ * column tile, so the batch bound is the tile count. */
+static void test_conv16_direct_rule(void) {
+  static const char *dts[2] = {"f16", "bf16"};
+  for (int t = 0; t < 2; t++) {
+    const char *d = dts[t];
+    for (int bound = 131; bound <= 132; bound++) {
+      char text[512];
+      snprintf(text, sizeof text,
+               "sym batch <= %d\n"
+               "func @forward(%%x: %s[batch,64,8,16], %%w: %s[96,64,1,1]) -> "
+               "(%s[batch,96,8,16]) {\n"
+               "  %%y = Conv(%%x, %%w) : %s[batch,96,8,16]\n  return %%y\n}\n",
+               bound, d, d, d, d);
+      int plain = 0, wg = 0;
+      CHECK(mma16_forms(text, "ptx", 0, &plain, &wg) == (bound == 132));
+      CHECK(plain == (bound == 131) && wg == 0);
+    }
+    char text[512];
+    snprintf(text, sizeof text,
+             "func @forward(%%x: %s[1,16,8,8], %%w: %s[24,16,3,3]) -> (%s[1,24,8,8]) {\n"
+             "  %%y = Conv(%%x, %%w) {pads = [1, 1, 1, 1]} : %s[1,24,8,8]\n"
+             "  return %%y\n}\n",
+             d, d, d, d);
+    int plain = 0, wg = 0;
+    CHECK(mma16_forms(text, "ptx", 0, &plain, &wg) == 1 && plain == 0);
+  }
+}
+
 /* Corrupt CUDA code is DATA_LOSS, from the container parser and from the
  * model loader. */
 static void test_cuda_untrusted(void) {
@@ -986,6 +1018,7 @@ int main(void) {
   RUN(test_sm90a_ptx);
   RUN(test_mma16_form);
   RUN(test_mma16_conv_form);
+  RUN(test_conv16_direct_rule);
   RUN(test_cuda_untrusted);
   RUN(test_cuda_errors);
   return dml_test_finish();
