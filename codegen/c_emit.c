@@ -554,7 +554,9 @@ static void e_load(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v) {
   dml_kdtype_t t = v->dtype;
   if (t == DML_KT_BOOL) dml_sb_printf(b, "%s", d->u8_load_pre);
   if (narrow_int(t)) dml_sb_printf(b, "%s", d->int_load_pre);
-  if (t == DML_KT_F16 || t == DML_KT_BF16)
+  if (t == DML_KT_F16 && v->arith && d->h2f_arith)
+    dml_sb_printf(b, "%s%s", d->h2f_arith, d->load16_pre);
+  else if (t == DML_KT_F16 || t == DML_KT_BF16)
     dml_sb_printf(b, "%s%s", t == DML_KT_F16 ? "dml_h2f(" : "dml_b2f(", d->load16_pre);
   dml_sb_printf(b, "%s[", dml_cemit_view(v->buf, t));
   e_idx(b, d, v->idx);
@@ -683,6 +685,10 @@ void dml_cemit_stmts(dml_sb_t *b, const dml_cdialect_t *d, const dml_kstmt_t *s,
         break;
       case DML_KS_BARRIER: dml_sb_printf(b, "%s\n", d->barrier); break;
       case DML_KS_FOR:
+        if (s->unroll > 0 && d->unroll_fmt) {
+          dml_sb_printf(b, d->unroll_fmt, s->unroll);
+          dml_sb_printf(b, "\n%*s", 2 * depth, "");
+        }
         dml_sb_printf(b, "for (%s ", d->uint_type);
         e_var(b, d, s->var);
         dml_sb_printf(b, " = 0u; ");

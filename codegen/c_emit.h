@@ -76,6 +76,17 @@ typedef struct dml_cdialect {
    * read as an f32 ("uintBitsToFloat(uint(" / "__builtin_bit_cast(float,
    * (unsigned)("). */
   const char *u2f_pre;
+  /* Optional (NULL: dml_h2f as every f16 load): an f16 load marked
+   * dml_kval_t.arith is spelled h2f_arith VIEW[i] ")" (CUDA:
+   * "dml_cvt_h2f(", the bare cvt.f32.f16). dml_h2f's select keeping a
+   * NaN's sign and payload is opaque to clang (inline asm in one arm), so
+   * a bounds-checked tap's load became a branch on the loaded word and
+   * the taps' loads ran one after the other (docs/kernels.md "CUDA"). */
+  const char *h2f_arith;
+  /* Optional (NULL: ignored): printf format of the line before a FOR
+   * statement with dml_kstmt_t.unroll > 0, given that count ("#pragma
+   * unroll %d"). */
+  const char *unroll_fmt;
 } dml_cdialect_t;
 
 /* The name of buffer `buf`'s view of dtype `t`: "arena", "arena_i64",

@@ -224,6 +224,12 @@ typedef struct dml_kval {
   const struct dml_kval *c3; /* SELECT: the value when a is false; PHILOX: step_lo */
   const struct dml_kval *d4; /* PHILOX: step_hi */
   uint32_t ctab;             /* CTAB: table number */
+  /* LOAD of f16: the value only feeds f32 products and sums (a
+   * convolution's tap), where a NaN operand gives the device's canonical
+   * NaN whatever its sign and payload, so a renderer may widen it by the
+   * bare hardware conversion (dml_cdialect_t.h2f_arith) instead of
+   * dml_h2f's NaN-preserving select. 0 for every other value. */
+  uint8_t arith;
 } dml_kval_t;
 
 /* ---- statements ---- */
@@ -251,6 +257,8 @@ typedef struct dml_kstmt {
   const dml_kidx_t *lo;   /* IF_LT: optional lower bound (inclusive) */
   const dml_kidx_t *hi;   /* FOR, IF_LT */
   int64_t step;           /* FOR (>= 1) */
+  int32_t unroll;         /* FOR: iterations a renderer should unroll by (a
+                             hint: dml_cdialect_t.unroll_fmt); 0 its own choice */
   struct dml_kstmt *body; /* FOR, IF_LT: first statement */
   struct dml_kstmt *next;
 } dml_kstmt_t;
@@ -379,6 +387,7 @@ typedef struct dml_kgemm {
   int64_t a_off, b_off; /* element offsets of A and B in their buffers */
   int ta, tb;           /* A stored [K, M], B stored [N, K] */
   dml_klin_t m;         /* rows of C */
+  int64_t m_max;        /* rows of C at the symbols' bounds (0: m.c + m.c0) */
   int64_t n, k;
   uint32_t acc_reg, n_regs;
   const struct dml_kstmt *epilogue;

@@ -758,6 +758,7 @@ static void print_stmts(const dml_kstmt_t *s, const dml_pkg_graph_t *g, int dept
         fputs(" < ", f);
         print_idx(s->hi, g, f);
         if (s->step != 1) fprintf(f, " step %lld", (long long)s->step);
+        if (s->unroll > 0) fprintf(f, " unroll %d", (int)s->unroll);
         fputs(" {\n", f);
         print_stmts(s->body, g, depth + 1, f);
         fprintf(f, "%*s}\n", 2 * depth, "");

@@ -101,6 +101,19 @@ static inline const dml_kval_t *load_f32(sched_t *s, const dml_pkg_value_t *v,
   return dml_kv_cast(s->pool, DML_KT_F32, dml_kv_load_t(s->pool, buf_of(v), kdt(v), i));
 }
 
+/* load_f32 for an operand that only feeds f32 products and sums (a
+ * convolution's taps): an f16 load marked dml_kval_t.arith, which CUDA
+ * widens by the bare cvt.f32.f16 (the fma gives its canonical NaN for any
+ * NaN operand, so dml_h2f's sign- and payload-keeping select changes no
+ * result there). */
+static inline const dml_kval_t *load_f32_arith(sched_t *s, const dml_pkg_value_t *v,
+                                               const dml_kidx_t *i) {
+  if (kdt(v) != DML_KT_F16) return load_f32(s, v, i);
+  dml_kval_t *l = (dml_kval_t *)dml_kv_load_t(s->pool, buf_of(v), kdt(v), i);
+  if (l) l->arith = 1; /* fresh from the pool: not yet shared */
+  return dml_kv_cast(s->pool, DML_KT_F32, l);
+}
+
 /* A store of `val` into value y at flat element i. */
 static inline dml_kstmt_t *store_at(sched_t *s, const dml_pkg_value_t *y,
                                     const dml_kidx_t *i, const dml_kval_t *val) {

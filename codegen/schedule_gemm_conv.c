@@ -366,6 +366,7 @@ void dml_ksched_attach_gemm(sched_t *s, dml_kernel_t *K, const group_t *G,
   m->ta = gs->ta;
   m->tb = gs->tb;
   m->m = gs->m;
+  m->m_max = dml_ksched_lin_max(s, gs->m);
   m->n = gs->n;
   m->k = gs->k;
   K->gemm = m;
@@ -784,9 +785,11 @@ static const dml_kval_t *win_result(sched_t *s, const win_shape_t *ws,
 static dml_kstmt_t *conv_inner(sched_t *s, const dml_kidx_t *e, void *vctx) {
   conv_ctx_t *c = (conv_ctx_t *)vctx;
   dml_kpool_t *p = s->pool;
-  /* f16/bf16 operands widen exactly: products and sums are f32 */
+  /* f16/bf16 operands widen exactly: products and sums are f32 (a Conv
+   * tap's only use: load_f32_arith) */
+  const dml_kidx_t *xi = at(s, c->ws->x, dml_ki_bin(p, DML_KI_ADD, c->xbase, e));
   const dml_kval_t *xv =
-      load_f32(s, c->ws->x, at(s, c->ws->x, dml_ki_bin(p, DML_KI_ADD, c->xbase, e)));
+      c->wbase ? load_f32_arith(s, c->ws->x, xi) : load_f32(s, c->ws->x, xi);
   /* Conv: the tap's input value into xr (conv_tap adds xr * w) */
   if (c->wbase) return assign(s, DML_KS_SET, c->xr, xv);
   const dml_kval_t *v = xv;
@@ -815,7 +818,7 @@ static dml_kstmt_t *conv_tap(sched_t *s, const conv_ctx_t *c) {
           dml_ki_bin(p, DML_KI_MUL, dml_ki_var(p, c->vkh), dml_ki_const(p, c->ws->kw)),
           dml_ki_var(p, c->vkw)));
   const dml_kval_t *v = dml_kv_fn(p, DML_KF_MUL, dml_kv_reg(p, c->xr),
-                                  load_f32(s, c->ws->w, at(s, c->ws->w, wk)));
+                                  load_f32_arith(s, c->ws->w, at(s, c->ws->w, wk)));
   return assign(s, DML_KS_SET, c->acc,
                 dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, c->acc), v));
 }
@@ -834,6 +837,25 @@ static void out_coords(sched_t *s, const win_shape_t *ws, const dml_kidx_t *gid,
 
 static void attach_conv(sched_t *s, dml_kernel_t *K, const group_t *G,
                         const win_shape_t *ws);
+
+/* The direct convolution's unroll hint for its loop over input channels
+ * (dml_kstmt_t.unroll): enough channels that one unrolled iteration holds
+ * at least CONV_TAPS_IN_FLIGHT taps (each an X and a W load, issued
+ * together before the first fma needs one): 8 channels of a 1x1 conv, 4
+ * of a 1x2, 3 of a 1x3, 2 below 8 taps; none (the renderer's choice) from
+ * 8 taps per channel (a 3x3 window's loops are unrolled whole already).
+ * The kernel is bound by the latency of those loads at a small batch (one
+ * thread per output, a few warps per SM): clang unrolled the f32 1x1 loop
+ * 6 times by itself but the f16 one only twice (its body, with the
+ * conversions, looked larger), and the f16 kernel was 2.3x slower on the
+ * H100 (bench/RESULTS.md stop 23). */
+#define CONV_TAPS_IN_FLIGHT 8
+static int32_t conv_chan_unroll(const win_shape_t *ws) {
+  int64_t taps = ws->kh * ws->kw, cg = ws->C / ws->group;
+  if (taps >= CONV_TAPS_IN_FLIGHT || cg < 2) return 0;
+  int64_t u = (CONV_TAPS_IN_FLIGHT + taps - 1) / taps;
+  return (int32_t)(u < cg ? u : cg);
+}
 
 void dml_ksched_emit_conv_group(sched_t *s, const group_t *G, const win_shape_t *ws) {
   dml_kpool_t *p = s->pool;
@@ -888,7 +910,9 @@ void dml_ksched_emit_conv_group(sched_t *s, const group_t *G, const win_shape_t 
                         cg % DML_KROW_WG ? if_lt(s, cv, dml_ki_const(p, cg), win) : win));
     dml_krow_combine(s, &body, DML_KF_ADD, DML_KT_F32, acc, 0);
   } else {
-    dml_kblock_add(&body, for_loop(s, vc, dml_ki_const(p, cg), win));
+    dml_kstmt_t *chans = for_loop(s, vc, dml_ki_const(p, cg), win);
+    if (chans) chans->unroll = conv_chan_unroll(ws);
+    dml_kblock_add(&body, chans);
   }
   const dml_kval_t *r = dml_kv_reg(p, acc);
   if (ws->b) r = dml_kv_fn(p, DML_KF_ADD, r, load_f32(s, ws->b, at(s, ws->b, coord[1])));
@@ -976,6 +1000,7 @@ static void attach_conv(sched_t *s, dml_kernel_t *K, const group_t *G,
   m->ta = 0;
   m->tb = 1;
   m->m = rows;
+  m->m_max = dml_ksched_lin_max(s, rows);
   m->n = ws->M;
   m->k = ws->C * ws->kh * ws->kw;
   m->conv = c;

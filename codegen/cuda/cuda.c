@@ -69,6 +69,8 @@ static const dml_cdialect_t k_cuda = {
     ", 16))[",
     "dml_opaque(",
     "__builtin_bit_cast(float, (unsigned)(",
+    "dml_cvt_h2f(",
+    "#pragma unroll %d",
 };
 
 /* Added to the prelude of kernels with typed values (c_emit.h): integer
@@ -127,6 +129,8 @@ static const char k_typed_prelude[] =
     "  asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
     "  return h;\n"
     "}\n"
+    "/* dml_cvt_h2f is also the dialect's h2f_arith: a convolution tap's f16\n"
+    " * load (a NaN canonical after the fma anyway), without dml_h2f's select */\n"
     "DML_DEV float dml_cvt_h2f(unsigned h) {\n"
     "  float f;\n"
     "  asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"((unsigned short)h));\n"

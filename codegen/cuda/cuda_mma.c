@@ -430,6 +430,43 @@ static int b_vec16(const dml_kgemm_t *g) {
   return g->b_off % 8 == 0 && (g->tb ? g->k % 8 == 0 : g->n % 8 == 0);
 }
 
+/* The 128-column halves of C one block computes: two for a GEMM (the
+ * wgmma form's 128 x 256 geometry, which the same package entry carries),
+ * one for a convolution (no wgmma image: twice the blocks, each half as
+ * long, which a small batch's few row tiles need). */
+static int h16_halves(const dml_kgemm_t *g) {
+  return g->conv ? 1 : 2;
+}
+
+/* Whether a 1x1 f16/bf16 convolution keeps the direct kernel rather than
+ * the implicit GEMM (issue 19; docs/kernels.md "f16/bf16 implicit-GEMM
+ * convolutions"): the one place of the choice. A 1x1 conv whose implicit
+ * GEMM has fewer 128 x 128 output tiles at the batch bound than the H100
+ * has SMs (H16_SMS, 132: less than one block per SM) keeps the direct
+ * kernel. On the H100 at batch 1 (mobilenet_v2 f16, 224x224, bench/RESULTS.md
+ * stop 23) the implicit GEMMs of such layers (1-25 blocks, one serial K
+ * loop each, no split-K) took 0.022 ms (64 -> 384 at 14x14), 0.041 ms (384
+ * -> 64) and 0.064 ms (960 -> 160 at 7x7) where the f32 direct kernel took
+ * 0.0084, 0.019 and 0.048 ms; the f16 direct kernel, then 1.1-2.3x slower
+ * than f32's at large K, issues its loads as f32's does since its taps'
+ * conversions became bare (docs/kernels.md "CUDA"), so it is expected at
+ * f32's times (to be measured on the H100). 3x3 and wider windows keep
+ * the tensor cores whatever the tile count: their direct kernels were not
+ * faster at batch 1 (resnet18 f16: 1.60 ms with the tensor cores against
+ * 1.53 ms f32), and at batch 32 the tensor cores won 2.4x (resnet18).
+ * Depthwise and grouped convolutions have no implicit-GEMM form (direct
+ * always). */
+#define H16_SMS 132
+
+static int conv16_direct_1x1(const dml_kgemm_t *g) {
+  if (!g->conv || g->conv->kh != 1 || g->conv->kw != 1) return 0;
+  int64_t m = g->m_max > 0 ? g->m_max : g->m.c + g->m.c0;
+  if (m > ((int64_t)1 << 40)) m = (int64_t)1 << 40; /* a saturated bound */
+  const int64_t tiles = ((m + H16_BM - 1) / H16_BM) *
+                        ((g->n + h16_halves(g) * H16_BN - 1) / (h16_halves(g) * H16_BN));
+  return tiles < H16_SMS;
+}
+
 int dml_codegen_cuda_mma16_applies(const dml_kernel_t *k) {
   const dml_kgemm_t *g = k->gemm;
   if (!g || !g->epilogue) return 0;
@@ -440,20 +477,14 @@ int dml_codegen_cuda_mma16_applies(const dml_kernel_t *k) {
   if (g->m.c < 0 || g->m.c0 < 0) return 0;
   /* an implicit-GEMM convolution (group 1, static spatial dims: the record
    * exists only then) with at least 64 products per output, as the TF32
-   * form; A is gathered 2 bytes at a time, B (the weights [N, K]) by 16-byte
+   * form, but for the 1x1 convs of few output tiles (conv16_direct_1x1); A
+   * is gathered 2 bytes at a time, B (the weights [N, K]) by 16-byte
    * cp.asyncs where aligned, else 2 bytes at a time */
-  if (k->kind == DML_KK_CONV) return g->conv && g->k >= 64 && g->tb && !g->ta;
+  if (k->kind == DML_KK_CONV)
+    return g->conv && g->k >= 64 && g->tb && !g->ta && !conv16_direct_1x1(g);
   if (k->kind != DML_KK_GEMM || g->conv || g->a_off % 8) return 0;
   int m8 = g->m.c % 8 == 0 && g->m.c0 % 8 == 0;
   return (g->ta ? m8 : g->k % 8 == 0) && b_vec16(g);
-}
-
-/* The 128-column halves of C one block computes: two for a GEMM (the
- * wgmma form's 128 x 256 geometry, which the same package entry carries),
- * one for a convolution (no wgmma image: twice the blocks, each half as
- * long, which a small batch's few row tiles need). */
-static int h16_halves(const dml_kgemm_t *g) {
-  return g->conv ? 1 : 2;
 }
 
 void dml_codegen_cuda_mma16_geometry(const dml_kernel_t *k, uint32_t local[3],

@@ -52,6 +52,8 @@ static const dml_cdialect_t k_glsl = {
     NULL,
     NULL,
     "uintBitsToFloat(uint(",
+    NULL,
+    NULL,
 };
 
 /* dml_sin / dml_cos of f32 (codegen/kernel_sincos.h: Cody–Waite, then

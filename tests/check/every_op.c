@@ -650,6 +650,19 @@ static const form_t k_forms[] = {
      FN1("%x: $T[R,4,5,L], %w: $T[4,1,3,3], %b: $T[4]") "  %y = Conv(%x, %w, %b) {group "
                                                         "= 4, pads = [1, 1, 1, "
                                                         "1]}\n" RET1},
+    /* direct kernels (C * kh * kw < 64) whose channel loop carries the
+     * unroll hint (conv_chan_unroll: 8 channels of a 1x1, 3 of a 1x3),
+     * channels off that count; the f16 taps' bare conversion (h2f_arith) */
+    {"Conv", "1x1,unroll", "f16,bf16,f32", 0,
+     FN1("%x: $T[R,13,5,L], %w: $T[7,13,1,1], %b: $T[7]") "  %y = Conv(%x, %w, "
+                                                          "%b)\n" RET1},
+    {"Conv", "1x3,unroll,strides,pads", "f16,bf16,f32", 0,
+     FN1("%x: $T[R,11,4,${L+2}], %w: $T[5,11,1,3]") "  %y = Conv(%x, %w) {strides = [1, "
+                                                    "2], pads = [0, 1, 0, 1]}\n" RET1},
+    {"Conv", "depthwise,strides,dilations", NULL, 0,
+     FN1("%x: $T[R,6,9,${L+4}], %w: $T[6,1,3,3]") "  %y = Conv(%x, %w) {group = 6, "
+                                                  "strides = [2, 2], dilations = [2, 1], "
+                                                  "pads = [2, 1, 1, 1]}\n" RET1},
     {"Conv", "SAME_UPPER", NULL, 0,
      FN1("%x: $T[R,3,5,L], %w: $T[2,3,3,2]") "  %y = Conv(%x, %w) {auto_pad = "
                                              "\"SAME_UPPER\", strides = [2, 2]}\n" RET1},

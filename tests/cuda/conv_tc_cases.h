@@ -7,7 +7,8 @@
  * later); tests/cuda/conv_emu runs each such kernel's CUDA C on the host.
  * Covered: 3x3 pad 1 with a bias and Relu, batch > 1; stride 2 with
  * asymmetric pads and a dilation; a 1-D conv (NCW); a residual Add + Relu
- * epilogue; a 1x1 conv over two 128-column halves; channels and K = C * kh
+ * epilogue; a 1x1 conv over three 128-column tiles (a symbolic batch:
+ * enough tiles at its bound for a 1x1 conv's tensor-core form); channels and K = C * kh
  * * kw off the 32-deep step and the 128 x 128 tile, K off a multiple of 8
  * (W's rows not 16-byte aligned: 2-byte loads of B); a symbolic batch over
  * several 128-row tiles; K = 6336 past the gather tables' 6144. (A BatchNormalization
@@ -44,9 +45,14 @@ static const conv_tc_case_t conv_tc_cases[] = {
      "  %a = Add(%c, %x) : bf16[2,32,10,10]\n"
      "  %r = Relu(%a) : bf16[2,32,10,10]\n  return %r\n}\n",
      1, 1},
-    {"1x1, C 72 -> 260 (three 128-column tiles), 7x7, batch 3, f16",
-     "func @forward(%x: f16[3,72,7,7], %w: f16[260,72,1,1]) -> (f16[3,260,7,7]) {\n"
-     "  %c = Conv(%x, %w) : f16[3,260,7,7]\n  return %c\n}\n",
+    /* a symbolic batch of bound 128: 49 x 3 = 147 output tiles at the
+     * bound, at least the 132 a 1x1 conv needs for the tensor cores
+     * (conv16_direct_1x1); run at batch 3 */
+    {"1x1, C 72 -> 260 (three 128-column tiles), 7x7, symbolic batch <= 128, f16",
+     "sym batch <= 128\n"
+     "func @forward(%x: f16[batch,72,7,7], %w: f16[260,72,1,1]) -> "
+     "(f16[batch,260,7,7]) {\n"
+     "  %c = Conv(%x, %w) : f16[batch,260,7,7]\n  return %c\n}\n",
      0, 1},
     {"symbolic batch, 3x3 pad 1, C 24 -> 48, 12x12, bias, Sigmoid, f16",
      "sym batch <= 8\n"

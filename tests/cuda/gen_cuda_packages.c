@@ -8,10 +8,11 @@
  * a cpu-only package; and the benchmark packages of bench/cuda (a large
  * fused elementwise kernel, a 4096^3 GEMM); the run-time dims cases of
  * tests/gpu_rtdims_cases.h (rtdims_<index>.dmlpkg).
- *   gen_cuda_packages OUT_DIR [--no-bench | --attn-tc | --conv-tc]
+ *   gen_cuda_packages OUT_DIR [--no-bench | --attn-tc | --conv-tc | --conv-direct]
  * (--attn-tc: the attention forms attn_tc_<i> only, for tests/cuda/attn_emu;
  * --conv-tc: the f16/bf16 implicit-GEMM convolutions conv_tc_<i> only, for
- * tests/cuda/conv_emu).
+ * tests/cuda/conv_emu; --conv-direct: the direct f16/bf16 convolutions of
+ * conv_direct_cases.h with their params.h, for conv_emu/direct_emu.py).
  * Exit status 0 when every package was written. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 
 #include "attn_tc_cases.h"
 #include "codegen_test_util.h"
+#include "conv_direct_cases.h"
 #include "conv_tc_cases.h"
 #include "dml_codegen.h"
 #include "gpu_graph_forms.h"
@@ -131,10 +133,58 @@ static void write_conv_tc(void) {
   free(text), free(w), free(b);
 }
 
+/* The direct f16/bf16 convolutions (conv_direct_cases.h):
+ * conv_direct_<i>.dmlpkg (--cuda-arch sm_75: no tensor-core form) and
+ * conv_direct_<i>.params.h: the case's geometry and the 16-bit word
+ * offsets of X, W, B and Y in the arena (their values' package offsets). */
+static void write_conv_direct(void) {
+  for (size_t i = 0; i < CONV_DIRECT_N_CASES; i++) {
+    const conv_direct_case_t *c = &conv_direct_cases[i];
+    char name[64];
+    snprintf(name, sizeof name, "conv_direct_%zu", i);
+    write_ir(name, c->ir, "cpu,cuda", "sm_75");
+    size_t n = 0;
+    void *bytes = cg_package(c->ir, NULL, &n);
+    dml_pkg_t pkg;
+    dml_pkg_graph_t *g = NULL;
+    if (bytes) CHECK_OK(dml_pkg_parse(bytes, n, &pkg));
+    const dml_pkg_section_t *gs = bytes ? dml_pkg_find_section(&pkg, "graph") : NULL;
+    if (gs) CHECK_OK(dml_pkg_graph_decode(gs->data, gs->size, 0, &g));
+    CHECK(g && g->n_functions >= 1);
+    if (g && g->n_functions >= 1) {
+      const dml_pkg_function_t *f = &g->functions[0];
+      CHECK(f->n_inputs == 2u + (unsigned)c->bias && f->n_outputs == 1);
+      const dml_pkg_value_t *v = f->values;
+      char text[1024];
+      int len = snprintf(
+          text, sizeof text,
+          "/* %s */\n#define P_N %d\n#define P_C %d\n#define P_H %d\n#define P_W %d\n"
+          "#define P_M %d\n#define P_KH %d\n#define P_KW %d\n#define P_OH %d\n"
+          "#define P_OW %d\n#define P_SH %d\n#define P_SW %d\n#define P_DH %d\n"
+          "#define P_DW %d\n#define P_PH %d\n#define P_PW %d\n#define P_GROUP %d\n"
+          "#define P_BIAS %d\n#define P_RESID %d\n#define P_RELU %d\n"
+          "#define P_BF16 %d\n#define P_X_OFF %lluu\n#define P_W_OFF %lluu\n"
+          "#define P_B_OFF %lluu\n#define P_Y_OFF %lluu\n",
+          c->what, c->n, c->c, c->h, c->w, c->m, c->kh, c->kw, c->oh, c->ow, c->sh, c->sw,
+          c->dh, c->dw, c->ph, c->pw, c->group, c->bias, c->resid, c->relu,
+          v[f->inputs[0]].type.dtype == DML_DTYPE_BF16,
+          (unsigned long long)v[f->inputs[0]].offset / 2,
+          (unsigned long long)v[f->inputs[1]].offset / 2,
+          c->bias ? (unsigned long long)v[f->inputs[2]].offset / 2 : 0ull,
+          (unsigned long long)v[f->outputs[0]].offset / 2);
+      snprintf(name, sizeof name, "conv_direct_%zu.params.h", i);
+      write_bytes(name, text, (size_t)len);
+    }
+    dml_pkg_graph_release(g);
+    free(bytes);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr,
-            "usage: gen_cuda_packages OUT_DIR [--no-bench | --attn-tc | --conv-tc]\n");
+            "usage: gen_cuda_packages OUT_DIR [--no-bench | --attn-tc | --conv-tc | "
+            "--conv-direct]\n");
     return 2;
   }
   g_dir = argv[1];
@@ -144,6 +194,11 @@ int main(int argc, char **argv) {
   int attn_only = argc > 2 && !strcmp(argv[2], "--attn-tc");
   if (attn_only) {
     write_attn_tc();
+    return dml_test_finish();
+  }
+  /* --conv-direct: only the direct f16/bf16 convolutions (direct_emu.py) */
+  if (argc > 2 && !strcmp(argv[2], "--conv-direct")) {
+    write_conv_direct();
     return dml_test_finish();
   }
   /* --conv-tc: only the f16/bf16 implicit-GEMM convolutions (conv_emu) */

@@ -115,6 +115,8 @@ DML_DEV unsigned dml_cvt_f2h(float f) {
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
   return h;
 }
+/* dml_cvt_h2f is also the dialect's h2f_arith: a convolution tap's f16
+ * load (a NaN canonical after the fma anyway), without dml_h2f's select */
 DML_DEV float dml_cvt_h2f(unsigned h) {
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)h));
