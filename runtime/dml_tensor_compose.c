@@ -2086,6 +2086,45 @@ static dml_status_t ein_contract(ein_op_t *a, const ein_op_t *b, const uint8_t *
   return DML_OK;
 }
 
+/* o's repeated labels (a subscript twice in one operand: a diagonal,
+ * `ii->i`, `bii->bi`) taken: for each repeat at dims d1 < d2 (equal
+ * extents n, checked by the caller), o viewed with the other dims first
+ * and d1, d2 last, reshaped to [..., n * n] (a copy unless the strides
+ * allow a view) and sliced with step n + 1 (a view of the diagonal),
+ * the label kept once, last. */
+static dml_status_t ein_diag(ein_op_t *o) {
+  for (;;) {
+    int32_t d1 = -1, d2 = -1;
+    for (int32_t i = 0; i < o->rank && d2 < 0; i++)
+      for (int32_t j = i + 1; j < o->rank && d2 < 0; j++)
+        if (o->lab[i] == o->lab[j]) d1 = i, d2 = j;
+    if (d2 < 0) return DML_OK;
+    dml_rt_tensor_info_t ti;
+    DML_RETURN_IF_ERROR(dml_rt_tensor_info(o->t, &ti));
+    int64_t perm[DML_MAX_RANK], rd[DML_MAX_RANK];
+    int8_t nl[DML_MAX_RANK];
+    int32_t k = 0;
+    for (int32_t d = 0; d < o->rank; d++)
+      if (d != d1 && d != d2) nl[k] = o->lab[d], rd[k] = ti.dims[d], perm[k++] = d;
+    const int64_t n = ti.dims[d1];
+    perm[k] = d1, perm[k + 1] = d2;
+    rd[k] = n * n;
+    nl[k] = o->lab[d1];
+    dml_rt_tensor_t t = NONE, r = NONE, v = NONE;
+    const int64_t ax = k, st = 0, en = n * n, step = n + 1;
+    dml_status_t e = dml_rt_tensor_transpose(o->t, perm, &t);
+    if (!e) e = dml_rt_tensor_reshape(t, k + 1, rd, &r);
+    if (!e) e = dml_rt_tensor_slice(r, 1, &ax, &st, &en, &step, &v);
+    drop(&t);
+    drop(&r);
+    if (e) return e;
+    drop(&o->t);
+    o->t = v;
+    o->rank = k + 1;
+    memcpy(o->lab, nl, (size_t)o->rank);
+  }
+}
+
 /* Einsum on any device: the equation parsed once (dml_einsum_parse, the
  * CPU kernel's and shape inference's parser: explicit and implicit
  * output, ellipsis broadcasting); each operand's labels found in no other
@@ -2093,8 +2132,9 @@ static dml_status_t ein_contract(ein_op_t *a, const ein_op_t *b, const uint8_t *
  * right by one MatMul each over their shared labels no later operand nor
  * the output needs (the others batch dims; views transposed, expanded,
  * reshaped: copies where the strides do not allow a view), then the
- * result transposed to the output's order and expanded. Repeated
- * subscripts in one operand (diagonals, traces) are UNIMPLEMENTED. */
+ * result transposed to the output's order and expanded. A subscript
+ * repeated in one operand (diagonals, traces) is first taken by ein_diag
+ * (a strided view of the diagonal), its extents equal. */
 static dml_status_t einsum(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint32_t n,
                            const dml_attr_t *attrs, uint32_t na, dml_rt_tensor_t *out) {
   static const char *const ok[] = {"equation", NULL};
@@ -2135,12 +2175,13 @@ static dml_status_t einsum(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint
       int l = E.in_labels[k][d];
       int64_t v = info[k].dims[d];
       for (int32_t d2 = 0; d2 < d; d2++)
-        if (E.in_labels[k][d2] == l)
-          return dml_status_make(
-              DML_STATUS_UNIMPLEMENTED, "Einsum",
-              "equation \"%s\": subscript '%c' repeats in input %u (a "
-              "diagonal): not taken by the eager Einsum in this version",
-              eq, E.letter[l], k);
+        if (E.in_labels[k][d2] == l && info[k].dims[d2] != v)
+          return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Einsum",
+                                 "shape mismatch (on %s): subscript '%c' repeats in "
+                                 "input %u with extents %lld and %lld (a diagonal "
+                                 "takes equal ones)",
+                                 dml_rt_device_name(dev), E.letter[l], k,
+                                 (long long)info[k].dims[d2], (long long)v);
       if (size[l] < 0 || size[l] == 1)
         size[l] = v;
       else if (v != size[l] && v != 1)
@@ -2152,39 +2193,39 @@ static dml_status_t einsum(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint
     }
   for (int l = 0; l < E.n_labels; l++)
     if (size[l] < 0) size[l] = 1;
+  /* every operand with its diagonals taken (labels unique in each) */
+  ein_op_t ops[DML_EINSUM_MAX_IN];
+  memset(ops, 0, sizeof ops);
+  dml_status_t e = DML_OK;
+  for (uint32_t k = 0; k < n && !e; k++) {
+    e = dml_rt_tensor_retain(in[k]);
+    if (e) break;
+    ops[k].t = in[k];
+    ops[k].rank = info[k].rank;
+    memcpy(ops[k].lab, E.in_labels[k], (size_t)info[k].rank);
+    e = ein_diag(&ops[k]);
+  }
   /* uses[l]: the operands holding label l; in the output */
   int uses[DML_EINSUM_MAX_LABELS] = {0};
   uint8_t in_out[DML_EINSUM_MAX_LABELS] = {0};
   for (uint32_t k = 0; k < n; k++)
-    for (int32_t d = 0; d < info[k].rank; d++) uses[E.in_labels[k][d]]++;
+    for (int32_t d = 0; d < ops[k].rank; d++) uses[ops[k].lab[d]]++;
   for (int32_t d = 0; d < E.out_rank; d++) in_out[E.out_labels[d]] = 1;
-  ein_op_t cur;
-  memset(&cur, 0, sizeof cur);
-  dml_status_t e = dml_rt_tensor_retain(in[0]);
-  if (e) return e;
-  cur.t = in[0];
-  cur.rank = info[0].rank;
-  memcpy(cur.lab, E.in_labels[0], (size_t)cur.rank);
   uint8_t drop_l[DML_EINSUM_MAX_LABELS];
   for (int l = 0; l < E.n_labels; l++) drop_l[l] = !in_out[l] && uses[l] == 1;
-  e = ein_sum_out(&cur, drop_l);
+  ein_op_t cur = ops[0];
+  ops[0].t = NONE;
+  if (!e) e = ein_sum_out(&cur, drop_l);
   for (uint32_t k = 1; k < n && !e; k++) {
-    ein_op_t b;
-    memset(&b, 0, sizeof b);
-    e = dml_rt_tensor_retain(in[k]);
-    if (e) break;
-    b.t = in[k];
-    b.rank = info[k].rank;
-    memcpy(b.lab, E.in_labels[k], (size_t)b.rank);
-    e = ein_sum_out(&b, drop_l);
+    e = ein_sum_out(&ops[k], drop_l);
     /* the labels the output or a later operand needs */
     uint8_t need[DML_EINSUM_MAX_LABELS];
     memcpy(need, in_out, sizeof need);
     for (uint32_t j = k + 1; j < n; j++)
-      for (int32_t d = 0; d < info[j].rank; d++) need[E.in_labels[j][d]] = 1;
-    if (!e) e = ein_contract(&cur, &b, need, size);
-    drop(&b.t);
+      for (int32_t d = 0; d < ops[j].rank; d++) need[ops[j].lab[d]] = 1;
+    if (!e) e = ein_contract(&cur, &ops[k], need, size);
   }
+  for (uint32_t k = 0; k < n; k++) drop(&ops[k].t);
   /* the output's order and extents */
   if (!e) {
     int64_t perm[DML_MAX_RANK], od[DML_MAX_RANK];

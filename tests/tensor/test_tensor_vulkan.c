@@ -2918,17 +2918,31 @@ static void test_einsum(void) {
   pair_t At = pair_transposed(A); /* [4, 3] */
   pair_t tv[2] = {At, B};
   einsum_case("ji,jk->ik", tv, 2);
+  /* diagonals: a subscript repeated in one operand */
+  pair_t S3 = pair_new(2, D(3, 3), NULL, 4), bS = pair_new(3, D(2, 3, 3), NULL, 4),
+         iji = pair_new(3, D(3, 4, 3), NULL, 4), v3 = pair_new(1, D(3), NULL, 4),
+         i4 = pair_new(4, D(2, 2, 2, 5), NULL, 4), z0 = pair_new(2, D(0, 0), NULL, 4);
+  pair_t S3t = pair_transposed(S3), sv[2] = {S3, v3}, sb[2] = {bS, S3};
+  einsum_case("ii->i", &S3, 1);
+  einsum_case("ii->", &S3, 1);
+  einsum_case("ii", &S3, 1);
+  einsum_case("ii->i", &S3t, 1);
+  einsum_case("bii->bi", &bS, 1);
+  einsum_case("bii->b", &bS, 1);
+  einsum_case("iji->ji", &iji, 1);
+  einsum_case("iiij->ji", &i4, 1);
+  einsum_case("ii,i->i", sv, 2);
+  einsum_case("bii,jj->bij", sb, 2);
+  einsum_case("ii->i", &z0, 1);
   /* the errors, on both devices */
   dml_attr_t a;
   memset(&a, 0, sizeof a);
   a.name = "equation", a.kind = DML_ATTR_STRING;
   dml_rt_tensor_t y, sq[2] = {At.c, At.v}, mm[2][2] = {{A.c, A.c}, {A.v, A.v}};
-  pair_t S = pair_new(2, D(3, 3), NULL, 4);
-  dml_rt_tensor_t sqq[2] = {S.c, S.v};
   for (int dv = 0; dv < 2; dv++) {
-    a.s = "ii->i";
-    CHECK_ERROR(dml_rt_tensor_op("Einsum", &sqq[dv], 1, &a, 1, &y, 1),
-                DML_STATUS_UNIMPLEMENTED, "repeats in input 0 (a diagonal)");
+    a.s = "ii->i"; /* [4, 3]: a diagonal of unequal extents */
+    CHECK_ERROR(dml_rt_tensor_op("Einsum", &sq[dv], 1, &a, 1, &y, 1),
+                DML_STATUS_INVALID_ARGUMENT, "subscript 'i' repeats in input 0 with");
     a.s = "ij,jk->ik"; /* [3,4] x [3,4]: j is 4 and 3 */
     CHECK_ERROR(dml_rt_tensor_op("Einsum", mm[dv], 2, &a, 1, &y, 1),
                 DML_STATUS_INVALID_ARGUMENT, "subscript 'j' has extents 4 and 3");
@@ -2936,7 +2950,8 @@ static void test_einsum(void) {
     CHECK_ERROR(dml_rt_tensor_op("Einsum", &sq[dv], 1, &a, 1, &y, 1),
                 DML_STATUS_INVALID_ARGUMENT, "Einsum");
   }
-  pair_t all[] = {A, B, C, a3, b3, v4, w4, e1, e2, q, k, At, S};
+  pair_t all[] = {A, B,  C,  a3, b3,  v4, w4, e1, e2, q,
+                  k, At, S3, bS, iji, v3, i4, z0, S3t};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) pair_free(&all[i]);
 }
 
