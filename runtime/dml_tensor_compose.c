@@ -1,10 +1,12 @@
 /*
  * dml_tensor_compose.c — eager ops on GPU devices composed of the eager
  * kernel library's kernels and the tensor API's views (docs/tensor.md
- * "Composed ops"): LayerNormalization, BatchNormalization (inference),
- * InstanceNormalization, MaxPool (Y only), AveragePool, GlobalAveragePool,
- * GlobalMaxPool, Pad, Tile, Split, Reshape, Squeeze, Unsqueeze, Flatten,
- * GatherElements, and MatMul, Gemm, Conv of f16 and bf16 through f32.
+ * "Composed ops"): LayerNormalization, BatchNormalization (inference and
+ * training mode), InstanceNormalization, MaxPool, AveragePool,
+ * GlobalAveragePool, GlobalMaxPool, Pad, Tile, Split, Reshape, Squeeze,
+ * Unsqueeze, Flatten, GatherElements, GatherND and Einsum (every device),
+ * ScatterND and ScatterElements with their reductions, TopK,
+ * ConvTranspose, and MatMul, Gemm, Conv of f16 and bf16 through f32.
  * Every step is a dml_rt_tensor_op of the library (so the same code runs on
  * Vulkan and on CUDA); shapes, strides and attributes are taken at
  * dispatch, nothing is compiled per shape. The output dims and the checks
@@ -437,6 +439,103 @@ static dml_status_t norm_fused(dml_rt_device_t *dev, dml_op_t id,
   drop(&pk);
   drop(&t);
   drop(&xc);
+  return e;
+}
+
+/* BatchNormalization with training_mode 1 (ONNX BatchNormalization-15,
+ * "Output case #1") on a GPU, composed: the batch mean and the population
+ * variance over every dim but 1 in two passes as the CPU's kernel
+ * (ReduceSum / count, then ReduceSum of the squared deviations / count;
+ * f32 statistics for f32, f16 and bf16 x, f64 for f64), Y by the inference
+ * form (the fused kernel or its composition) with those statistics, and
+ * the optional outputs running_mean = input_mean * momentum + mean * (1 -
+ * momentum), running_var = input_var * momentum + var * (1 - momentum) in
+ * the dtypes of inputs 3 and 4: 8 dispatches for the statistics, the
+ * inference form's, and 3 (and a Cast where the dtypes differ) per running
+ * output. */
+static dml_status_t bn_train(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint32_t n,
+                             const dml_attr_t *attrs, uint32_t na,
+                             const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out,
+                             uint32_t n_out) {
+  static const char *const ok[] = {"epsilon", "momentum", "training_mode", NULL};
+  const dml_op_t id = DML_OP_BATCH_NORMALIZATION;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  if (n_out < 1 || n_out > 3)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "BatchNormalization",
+                           "training_mode 1 gives 1 to 3 outputs (Y, running_mean, "
+                           "running_var), not %u",
+                           n_out);
+  if (!dml_dtype_is_float(x->dtype))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "BatchNormalization",
+                           "X must be a float dtype, not %s", dml_dtype_name(x->dtype));
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
+  if (n != 5 || x->rank < 2)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "BatchNormalization",
+                           "X [N, C, ...], scale, B, mean, var: %u inputs of X rank %d",
+                           n, (int)x->rank);
+  const int64_t C = x->dims[1];
+  DML_RETURN_IF_ERROR(check_channels(id, in, 1, 4, C, "scale, B, mean and var"));
+  for (uint32_t j = 1; j < 5; j++) {
+    dml_rt_tensor_info_t ij;
+    DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[j], &ij));
+    if (!dml_dtype_is_float(ij.dtype))
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "BatchNormalization",
+                             "input %u must be a float dtype, not %s", j,
+                             dml_dtype_name(ij.dtype));
+  }
+  const dml_dtype_t st = x->dtype == DML_DTYPE_F64 ? DML_DTYPE_F64 : DML_DTYPE_F32;
+  const double mom = dml_attr_float(attrs, na, "momentum", 0.9);
+  int64_t axes[DML_MAX_RANK];
+  uint32_t nax = 0;
+  for (int64_t d = 0; d < x->rank; d++)
+    if (d != 1) axes[nax++] = d;
+  const int64_t cnt = C ? dml_dims_numel(x->dims, x->rank) / C : 0;
+  dml_attr_t ra[2] = {ints_attr("axes", axes, nax), int_attr("keepdims", 1)};
+  dml_rt_tensor_t xs = NONE, ct = NONE, mean = NONE, d = NONE, var = NONE, bm = NONE,
+                  bv = NONE;
+  for (uint32_t o = 0; o < n_out; o++) out[o] = NONE;
+  dml_status_t e = DML_OK;
+  if (x->dtype != st) {
+    e = cast(in[0], st, &xs);
+  } else {
+    e = dml_rt_tensor_retain(in[0]);
+    if (!e) xs = in[0];
+  }
+  if (!e) e = dml_rt_tensor_full(dev, st, 0, NULL, (double)cnt, &ct);
+  if (!e) e = op1("ReduceSum", xs, ra, 2, &mean);
+  if (!e) e = op2_into("Div", &mean, ct);
+  if (!e) e = op2("Sub", xs, mean, &d);
+  if (!e) e = op2_into("Mul", &d, d);
+  if (!e) e = op1("ReduceSum", d, ra, 2, &var);
+  if (!e) e = op2_into("Div", &var, ct);
+  if (!e) e = dml_rt_tensor_reshape(mean, 1, &C, &bm);
+  if (!e) e = dml_rt_tensor_reshape(var, 1, &C, &bv);
+  dml_attr_t ea[1];
+  uint32_t nea = 0;
+  for (uint32_t i = 0; i < na; i++)
+    if (attrs[i].name && !strcmp(attrs[i].name, "epsilon") && !nea) ea[nea++] = attrs[i];
+  dml_rt_tensor_t bi[5] = {in[0], in[1], in[2], bm, bv};
+  if (!e) e = dml_rt_tensor_op("BatchNormalization", bi, 5, ea, nea, &out[0], 1);
+  for (uint32_t o = 1; o < n_out && !e; o++) { /* running_mean, running_var */
+    dml_rt_tensor_info_t ip;
+    dml_rt_tensor_t b = o == 1 ? bm : bv, bc = NONE, m = NONE, m1 = NONE, t = NONE;
+    e = dml_rt_tensor_info(in[2 + o], &ip);
+    if (!e && ip.dtype != st) e = cast(b, ip.dtype, &bc);
+    if (!e) e = dml_rt_tensor_full(dev, ip.dtype, 0, NULL, mom, &m);
+    if (!e) e = dml_rt_tensor_full(dev, ip.dtype, 0, NULL, 1.0 - mom, &m1);
+    if (!e) e = op2("Mul", in[2 + o], m, &t);
+    if (!e) e = op2_into("Mul", &m1, bc.id ? bc : b);
+    if (!e) e = op2("Add", t, m1, &out[o]);
+    drop(&bc);
+    drop(&m);
+    drop(&m1);
+    drop(&t);
+  }
+  if (e)
+    for (uint32_t o = 0; o < n_out; o++) drop(&out[o]);
+  dml_rt_tensor_t all[] = {xs, ct, mean, d, var, bm, bv};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) drop(&all[i]);
   return e;
 }
 
@@ -2319,6 +2418,9 @@ dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
   dml_status_t e = DML_OK;
   if (id == DML_OP_MAX_POOL && n_out == 2)
     e = max_pool_indices(dev, in, attrs, n_attrs, &x, out);
+  else if (id == DML_OP_BATCH_NORMALIZATION &&
+           dml_attr_int(attrs, n_attrs, "training_mode", 0))
+    e = bn_train(dev, in, n_in, attrs, n_attrs, &x, out, n_out);
   else if (id == DML_OP_TOP_K)
     e = top_k(dev, in, n_in, attrs, n_attrs, &x, out, n_out);
   else if (id != DML_OP_SPLIT && n_out != 1)

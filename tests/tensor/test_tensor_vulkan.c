@@ -2660,6 +2660,148 @@ static void test_topk(void) {
   free(xv);
 }
 
+/* Outputs c and v (any float dtype) within tol * (1 + |cpu|), or both
+ * NaN, or the same infinity. */
+static void compare_tol(dml_rt_tensor_t c, dml_rt_tensor_t v, double tol,
+                        const char *what) {
+  int64_t nc = 0, nv = 0;
+  dml_dtype_t dc, dv;
+  void *pc = down_raw(c, &nc, &dc), *pv = down_raw(v, &nv, &dv);
+  CHECK(nc == nv && dc == dv);
+  int bad = 0;
+  for (int64_t i = 0; i < nc && i < nv && dc == dv; i++) {
+    uint64_t bc, bv;
+    double xc = elem(pc, dc, i, &bc), xv = elem(pv, dv, i, &bv);
+    int ok = isnan(xc) || isnan(xv)   ? isnan(xc) && isnan(xv)
+             : isinf(xc) || isinf(xv) ? xc == xv
+                                      : fabs(xv - xc) <= tol * (1 + fabs(xc));
+    if (!ok && bad++ < 3)
+      fprintf(stderr, "%s element %lld: " TEST_GPU " %.9g, cpu %.9g\n", what,
+              (long long)i, xv, xc);
+  }
+  if (bad) g_mismatches++;
+  CHECK(bad == 0);
+  free(pc);
+  free(pv);
+}
+
+/* One BatchNormalization in training mode on the CPU and the GPU with
+ * n_out outputs: Y within 1e-4 (1 + |y|) (16-bit Y: 1e-2), running_mean
+ * and running_var within 1e-5 (1 + |v|) of the CPU's (f32 statistics on
+ * the GPU, the CPU's double); with three outputs on the CPU, running_mean
+ * also against the batch mean computed here in double. */
+static void bn_train_case(pair_t *in, const dml_attr_t *a, uint32_t na, uint32_t n_out,
+                          double mom, const char *what) {
+  dml_rt_tensor_t c[5], v[5], yc[3], yv[3];
+  for (int i = 0; i < 5; i++) c[i] = in[i].c, v[i] = in[i].v;
+  for (int i = 0; i < 3; i++) yc[i] = yv[i] = DML_RT_TENSOR_NONE;
+  CHECK_OK(dml_rt_tensor_op("BatchNormalization", c, 5, a, na, yc, n_out));
+  dml_status_t e = dml_rt_tensor_op("BatchNormalization", v, 5, a, na, yv, n_out);
+  if (e)
+    fprintf(stderr, "BatchNormalization training (%s) on " TEST_GPU " failed\n", what);
+  CHECK_OK(e);
+  dml_rt_tensor_info_t ix;
+  CHECK_OK(dml_rt_tensor_info(c[0], &ix));
+  for (uint32_t o = 0; o < n_out && !e; o++) {
+    char w[128];
+    snprintf(w, sizeof w, "BatchNormalization training (%s) output %u", what, o);
+    dml_rt_tensor_info_t io;
+    CHECK_OK(dml_rt_tensor_info(yv[o], &io));
+    CHECK(io.device == g_vk);
+    int half = io.dtype == DML_DTYPE_F16 || io.dtype == DML_DTYPE_BF16;
+    compare_tol(yc[o], yv[o], half ? 1e-2 : o ? 1e-5 : 1e-4, w);
+  }
+  if (n_out > 1 && !e) { /* the CPU's running_mean against a double mean */
+    int64_t nx = 0, nm = 0, nr = 0;
+    dml_dtype_t dx, dm, dr;
+    void *px = down_raw(c[0], &nx, &dx), *pm = down_raw(c[3], &nm, &dm),
+         *pr = down_raw(yc[1], &nr, &dr);
+    const int64_t C = ix.dims[1], sp = C ? nx / (ix.dims[0] * C) : 0;
+    for (int64_t ch = 0; ch < C; ch++) {
+      double s = 0, cnt = 0;
+      uint64_t b;
+      for (int64_t nn = 0; nn < ix.dims[0]; nn++)
+        for (int64_t i = 0; i < sp; i++, cnt++)
+          s += elem(px, dx, (nn * C + ch) * sp + i, &b);
+      double want = elem(pm, dm, ch, &b) * mom + s / cnt * (1 - mom),
+             got = elem(pr, dr, ch, &b);
+      int ok = isnan(want) ? isnan(got) : fabs(got - want) <= 1e-6 * (1 + fabs(want));
+      if (!ok)
+        fprintf(stderr, "%s: cpu running_mean[%lld] %.9g, want %.9g\n", what,
+                (long long)ch, got, want);
+      CHECK(ok);
+    }
+    free(px);
+    free(pm);
+    free(pr);
+  }
+  for (uint32_t o = 0; o < n_out; o++) {
+    if (yc[o].id) CHECK_OK(dml_rt_tensor_free(yc[o]));
+    if (yv[o].id) CHECK_OK(dml_rt_tensor_free(yv[o]));
+  }
+}
+
+/* BatchNormalization with training_mode 1 (ONNX "Output case #1"): Y and
+ * the running statistics on the GPU against the CPU's kernel: X [4, 3, 5,
+ * 7] with -0, a huge value and a NaN channel, momentum and epsilon given
+ * or not, Y only and all three outputs, rows of 1 (X [6, 3]: the
+ * composed inference form) and of 200 (the fused kernel), f16 X with f32
+ * parameters, f64 X; 4 outputs refused on the GPU. */
+static void test_bn_train(void) {
+  float *xv = mixed_values(4 * 3 * 200, 0, 0, 0, 0);
+  for (int i = 0; i < 4 * 3 * 200; i++) xv[i] = xv[i] * 2.0f + (float)(i % 3);
+  float pv[3 * 4] = {1.5f,  -0.5f, 2.0f, 0.1f, -0.2f, 0.3f,
+                     0.25f, -1.0f, 3.0f, 1.0f, 0.5f,  2.5f}; /* scale, B, mean, var */
+  dml_attr_t tm = int_attr_t("training_mode", 1), all3[3];
+  all3[0] = tm;
+  memset(&all3[1], 0, sizeof all3[1]);
+  all3[1].name = "momentum", all3[1].kind = DML_ATTR_FLOAT, all3[1].f = 0.8;
+  memset(&all3[2], 0, sizeof all3[2]);
+  all3[2].name = "epsilon", all3[2].kind = DML_ATTR_FLOAT, all3[2].f = 1e-3;
+  static const struct {
+    int32_t rank;
+    int64_t dims[4];
+    dml_dtype_t dt;
+    const char *what;
+  } cases[] = {
+      {4, {4, 3, 5, 7}, DML_DTYPE_F32, "[4,3,5,7]"},
+      {2, {6, 3, 0, 0}, DML_DTYPE_F32, "[6,3]"},
+      {3, {4, 3, 200, 0}, DML_DTYPE_F32, "[4,3,200]"},
+      {3, {2, 3, 100, 0}, DML_DTYPE_F16, "f16 [2,3,100]"},
+      {4, {4, 3, 5, 7}, DML_DTYPE_F64, "f64 [4,3,5,7]"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    float *x = (float *)malloc(sizeof(float) * 4 * 3 * 200);
+    memcpy(x, xv, sizeof(float) * 4 * 3 * 200);
+    if (k == 0) x[1] = -0.0f, x[2] = 1e6f;
+    pair_t in[5];
+    in[0] = cases[k].dt == DML_DTYPE_F32
+                ? pair_new(cases[k].rank, cases[k].dims, x, 1)
+                : typed_pair(cases[k].dt, cases[k].rank, cases[k].dims, x);
+    for (int j = 0; j < 4; j++)
+      in[1 + j] = cases[k].dt == DML_DTYPE_F64
+                      ? typed_pair(DML_DTYPE_F64, 1, D(3), pv + 3 * j)
+                      : pair_new(1, D(3), pv + 3 * j, 1);
+    bn_train_case(in, all3, 3, 3, 0.8, cases[k].what);
+    bn_train_case(in, &tm, 1, 3, 0.9, cases[k].what);
+    bn_train_case(in, all3, 3, 1, 0.8, cases[k].what);
+    if (k == 0) { /* a NaN in channel 1: that channel NaN on both */
+      pair_t xn;
+      x[5 * 7 + 3] = NAN;
+      xn = pair_new(cases[k].rank, cases[k].dims, x, 1);
+      pair_t nin[5] = {xn, in[1], in[2], in[3], in[4]};
+      bn_train_case(nin, all3, 3, 3, 0.8, "[4,3,5,7] with a NaN");
+      dml_rt_tensor_t y[4], vin[5] = {xn.v, in[1].v, in[2].v, in[3].v, in[4].v};
+      CHECK_ERROR(dml_rt_tensor_op("BatchNormalization", vin, 5, &tm, 1, y, 4),
+                  DML_STATUS_INVALID_ARGUMENT, "1 to 3 outputs");
+      pair_free(&xn);
+    }
+    for (int j = 0; j < 5; j++) pair_free(&in[j]);
+    free(x);
+  }
+  free(xv);
+}
+
 /* MaxPool with its Indices on the GPU (Y composed, Indices by the index
  * kernel) against the CPU, the Indices bit for bit: windows with pads, strides,
  * dilations, ceil_mode, SAME_UPPER, 1-D, storage_order 1, edge values (NaN
@@ -3622,6 +3764,8 @@ int main(void) {
   RUN_IF(test_scatter_red);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_topk);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN_IF(test_bn_train);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_conv_transpose);
   CHECK(dml_rt_device_bytes(g_vk) == start);
