@@ -1654,6 +1654,73 @@ static dml_status_t topk_pad(dml_rt_device_t *dev, dml_dtype_t dt, int largest,
   return e;
 }
 
+/* *b = (pv, pk) orders before (v, k) in TopK's order: a strictly better
+ * value, or an equal one (not worse: no NaN is left) with the smaller key
+ * (Greater or Less, GreaterOrEqual or LessOrEqual, Less, And, Or: 5
+ * dispatches). */
+static dml_status_t topk_first(int largest, dml_rt_tensor_t pv, dml_rt_tensor_t pk,
+                               dml_rt_tensor_t v, dml_rt_tensor_t k, dml_rt_tensor_t *b) {
+  dml_rt_tensor_t gt = NONE, ge = NONE, kl = NONE;
+  *b = NONE;
+  dml_status_t e = op2(largest ? "Greater" : "Less", pv, v, &gt);
+  if (!e) e = op2(largest ? "GreaterOrEqual" : "LessOrEqual", pv, v, &ge);
+  if (!e) e = op2("Less", pk, k, &kl);
+  if (!e) e = op2_into("And", &ge, kl);
+  if (!e) e = op2("Or", gt, ge, b);
+  drop(&gt);
+  drop(&ge);
+  drop(&kl);
+  return e;
+}
+
+/* *t reshaped to dims d (rank r): a view of the contiguous tensor. */
+static dml_status_t topk_reshape(dml_rt_tensor_t *t, int32_t r, const int64_t *d) {
+  dml_rt_tensor_t y = NONE;
+  dml_status_t e = dml_rt_tensor_reshape(*t, r, d, &y);
+  if (!e) {
+    drop(t);
+    *t = y;
+  }
+  return e;
+}
+
+/* One compare-exchange stage of a bitonic sort of the rows of *v and
+ * *key ([R, L], L a power of two) in TopK's order: element i against i ^
+ * j, ascending ("first" first) within blocks of `size` whose bit is 0
+ * (kh and dm: host scratch of L values): 2 Gathers, topk_first, a Xor
+ * with the direction and 2 Wheres (10 dispatches, 2 uploads of L). */
+static dml_status_t topk_stage(dml_rt_device_t *dev, int largest, dml_rt_tensor_t *v,
+                               dml_rt_tensor_t *key, int64_t L, int64_t size, int64_t j,
+                               int64_t *kh, uint8_t *dm) {
+  for (int64_t i = 0; i < L; i++) {
+    kh[i] = i ^ j;
+    dm[i] = ((i & size) == 0) != ((i & j) == 0); /* takes the later one */
+  }
+  dml_rt_tensor_t pi = NONE, msk = NONE, pv = NONE, pk = NONE, b = NONE, tk = NONE,
+                  nv = NONE, nk = NONE;
+  dml_attr_t a1 = int_attr("axis", 1);
+  dml_status_t e = host_vec(dev, DML_DTYPE_I64, kh, L, &pi);
+  if (!e) e = host_vec(dev, DML_DTYPE_BOOL, dm, L, &msk);
+  dml_rt_tensor_t g1[2] = {*v, pi}, g2[2] = {*key, pi};
+  if (!e) e = dml_rt_tensor_op("Gather", g1, 2, &a1, 1, &pv, 1);
+  if (!e) e = dml_rt_tensor_op("Gather", g2, 2, &a1, 1, &pk, 1);
+  if (!e) e = topk_first(largest, pv, pk, *v, *key, &b);
+  if (!e) e = op2("Xor", b, msk, &tk);
+  dml_rt_tensor_t w1[3] = {tk, pv, *v}, w2[3] = {tk, pk, *key};
+  if (!e) e = dml_rt_tensor_op("Where", w1, 3, NULL, 0, &nv, 1);
+  if (!e) e = dml_rt_tensor_op("Where", w2, 3, NULL, 0, &nk, 1);
+  if (!e) {
+    drop(v);
+    drop(key);
+    *v = nv;
+    *key = nk;
+    nv = nk = NONE;
+  }
+  dml_rt_tensor_t all[] = {pi, msk, pv, pk, b, tk, nv, nk};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) drop(&all[i]);
+  return e;
+}
+
 /* TopK (`axis`, `largest`, `sorted`; K the input 1) on a GPU, composed: x
  * with the axis moved last viewed as [rows, n]; the values to sort v (f16
  * and bf16 cast to f32, exact) padded to N = the next power of two by the
@@ -1770,40 +1837,52 @@ static dml_status_t top_k(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint3
     drop(&inf);
   }
   dml_attr_t a1 = int_attr("axis", 1);
-  for (int64_t size = 2; size <= N && !e; size *= 2)
-    for (int64_t j = size / 2; j > 0 && !e; j /= 2) {
-      for (int64_t i = 0; i < N; i++) {
-        kh[2 * N + i] = i ^ j;
-        dm[i] = ((i & size) == 0) != ((i & j) == 0); /* takes the later one */
-      }
-      dml_rt_tensor_t pi = NONE, msk = NONE, pv = NONE, pk = NONE, gt = NONE, ge = NONE,
-                      kl = NONE, b = NONE, tk = NONE, nv = NONE, nk = NONE;
-      e = host_vec(dev, DML_DTYPE_I64, kh + 2 * N, N, &pi);
-      if (!e) e = host_vec(dev, DML_DTYPE_BOOL, dm, N, &msk);
-      dml_rt_tensor_t g1[2] = {v, pi}, g2[2] = {key, pi};
-      if (!e) e = dml_rt_tensor_op("Gather", g1, 2, &a1, 1, &pv, 1);
-      if (!e) e = dml_rt_tensor_op("Gather", g2, 2, &a1, 1, &pk, 1);
-      /* the partner first: a strictly better value, or an equal one
-       * (not worse) with the smaller key */
-      if (!e) e = op2(largest ? "Greater" : "Less", pv, v, &gt);
-      if (!e) e = op2(largest ? "GreaterOrEqual" : "LessOrEqual", pv, v, &ge);
-      if (!e) e = op2("Less", pk, key, &kl);
-      if (!e) e = op2_into("And", &ge, kl);
-      if (!e) e = op2("Or", gt, ge, &b);
-      if (!e) e = op2("Xor", b, msk, &tk);
-      dml_rt_tensor_t w1[3] = {tk, pv, v}, w2[3] = {tk, pk, key};
-      if (!e) e = dml_rt_tensor_op("Where", w1, 3, NULL, 0, &nv, 1);
-      if (!e) e = dml_rt_tensor_op("Where", w2, 3, NULL, 0, &nk, 1);
-      if (!e) {
-        drop(&v);
-        drop(&key);
-        v = nv;
-        key = nk;
-        nv = nk = NONE;
-      }
-      dml_rt_tensor_t all[] = {pi, msk, pv, pk, gt, ge, kl, b, tk, nv, nk};
-      for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) drop(&all[i]);
+  /* chunks of P (K rounded up to a power of two) sorted, then halved:
+   * each pair of sorted chunks A, B gives its best P elements as the
+   * bitonic sequence best(A[i], B[P-1-i]) (B a reversed view), merged by
+   * log2 P stages; N / P chunks per row become one */
+  int64_t P = 1;
+  while (P < K) P *= 2;
+  const int64_t dc[2] = {rows * (N / P), P};
+  if (!e) e = topk_reshape(&v, 2, dc);
+  if (!e) e = topk_reshape(&key, 2, dc);
+  for (int64_t size = 2; size <= P && !e; size *= 2)
+    for (int64_t j = size / 2; j > 0 && !e; j /= 2)
+      e = topk_stage(dev, largest, &v, &key, P, size, j, kh, dm);
+  for (int64_t W = N; W > P && !e; W /= 2) {
+    const int64_t M = rows * (W / (2 * P)), d3[3] = {M, 2, P}, d2m[2] = {M, P};
+    const int64_t ax[2] = {1, 2}, s0[2] = {0, 0}, e0[2] = {1, P}, st1[2] = {1, 1},
+                  s1[2] = {1, P - 1}, e1[2] = {2, -P - 1}, stm[2] = {1, -1};
+    dml_rt_tensor_t p[2] = {v, key}, av[2] = {NONE, NONE}, bv[2] = {NONE, NONE},
+                    t3 = NONE, ts = NONE, b = NONE, c[2] = {NONE, NONE};
+    for (int q = 0; q < 2 && !e; q++) {
+      e = dml_rt_tensor_reshape(p[q], 3, d3, &t3);
+      if (!e) e = dml_rt_tensor_slice(t3, 2, ax, s0, e0, st1, &ts);
+      if (!e) e = dml_rt_tensor_reshape(ts, 2, d2m, &av[q]);
+      drop(&ts);
+      if (!e) e = dml_rt_tensor_slice(t3, 2, ax, s1, e1, stm, &ts);
+      if (!e) e = dml_rt_tensor_reshape(ts, 2, d2m, &bv[q]);
+      drop(&ts);
+      drop(&t3);
     }
+    if (!e) e = topk_first(largest, bv[0], bv[1], av[0], av[1], &b);
+    dml_rt_tensor_t w1[3] = {b, bv[0], av[0]}, w2[3] = {b, bv[1], av[1]};
+    if (!e) e = dml_rt_tensor_op("Where", w1, 3, NULL, 0, &c[0], 1);
+    if (!e) e = dml_rt_tensor_op("Where", w2, 3, NULL, 0, &c[1], 1);
+    if (!e) {
+      drop(&v);
+      drop(&key);
+      v = c[0];
+      key = c[1];
+      c[0] = c[1] = NONE;
+    }
+    dml_rt_tensor_t all[] = {av[0], av[1], bv[0], bv[1], b, c[0], c[1]};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) drop(&all[i]);
+    for (int64_t j = P / 2; j > 0 && !e; j /= 2)
+      e = topk_stage(dev, largest, &v, &key, P, P, j, kh, dm);
+  }
+  const int64_t dr[2] = {rows, P};
+  if (!e) e = topk_reshape(&key, 2, dr);
   /* the first K keys: Indices; Values gathered from x by them */
   dml_rt_tensor_t ks = NONE, idx = NONE, m2 = NONE, vals = NONE;
   const int64_t ax1 = 1, st0 = 0, en = K, one = 1;

@@ -2612,8 +2612,8 @@ static void topk_case(pair_t x, int64_t k, int64_t axis, int largest, const char
 }
 
 /* TopK: largest and smallest, K from 0 to the axis' extent, rows of 1,
- * 17 (padded to 32) and 300 with NaN, +-inf, +-0 and ties (lower index
- * first), the axis first, last and in the middle, a transposed view, i64,
+ * 17 (padded to 32), 300 and 5000 with NaN, +-inf, +-0 and ties (lower
+ * index first), the axis first, last and in the middle, a transposed view, i64,
  * i32, u8, f16 and bf16; K out of range on both devices. */
 static void test_topk(void) {
   float *xv = sc_values(3 * 300, 1);
@@ -2621,6 +2621,7 @@ static void test_topk(void) {
     pair_t x = pair_new(2, D(3, 300), xv, 1);
     topk_case(x, 300, -1, largest, "[3,300] K 300");
     topk_case(x, 7, 1, largest, "[3,300] K 7");
+    topk_case(x, 1, 1, largest, "[3,300] K 1");
     topk_case(x, 0, 1, largest, "[3,300] K 0");
     topk_case(x, 2, 0, largest, "[3,300] axis 0, K 2");
     pair_free(&x);
@@ -2631,6 +2632,11 @@ static void test_topk(void) {
     topk_case(x3t, 3, 2, largest, "transposed [5,17,4] axis 2, K 3");
     pair_free(&x3t);
     pair_free(&x3);
+    float *lv = sc_values(2 * 5000, largest);
+    pair_t xl = pair_new(2, D(2, 5000), lv, 1);
+    topk_case(xl, 10, 1, largest, "[2,5000] K 10");
+    pair_free(&xl);
+    free(lv);
     pair_t x1 = pair_new(2, D(6, 1), xv, 1);
     topk_case(x1, 1, 1, largest, "[6,1] K 1");
     pair_free(&x1);
