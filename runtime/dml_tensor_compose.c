@@ -447,7 +447,8 @@ static dml_status_t norm_fused(dml_rt_device_t *dev, dml_op_t id,
  * variance over every dim but 1 in two passes as the CPU's kernel
  * (ReduceSum / count, then ReduceSum of the squared deviations / count;
  * f32 statistics for f32, f16 and bf16 x, f64 for f64), Y by the inference
- * form (the fused kernel or its composition) with those statistics, and
+ * form (the fused kernel or its composition) with those statistics on x
+ * and scale and B in that dtype (16-bit x: cast, Y cast back), and
  * the optional outputs running_mean = input_mean * momentum + mean * (1 -
  * momentum), running_var = input_var * momentum + var * (1 - momentum) in
  * the dtypes of inputs 3 and 4: 8 dispatches for the statistics, the
@@ -515,8 +516,29 @@ static dml_status_t bn_train(dml_rt_device_t *dev, const dml_rt_tensor_t *in, ui
   uint32_t nea = 0;
   for (uint32_t i = 0; i < na; i++)
     if (attrs[i].name && !strcmp(attrs[i].name, "epsilon") && !nea) ea[nea++] = attrs[i];
-  dml_rt_tensor_t bi[5] = {in[0], in[1], in[2], bm, bv};
-  if (!e) e = dml_rt_tensor_op("BatchNormalization", bi, 5, ea, nea, &out[0], 1);
+  /* Y: the inference form on X and its parameters in the statistics'
+   * dtype (16-bit X: its f32 cast, Y rounded back once) */
+  dml_rt_tensor_t bi[5] = {xs, NONE, NONE, bm, bv}, ys = NONE;
+  for (uint32_t j = 1; j < 3 && !e; j++) {
+    dml_rt_tensor_info_t ij;
+    e = dml_rt_tensor_info(in[j], &ij);
+    if (!e && ij.dtype != st) {
+      e = cast(in[j], st, &bi[j]);
+    } else if (!e) {
+      e = dml_rt_tensor_retain(in[j]);
+      if (!e) bi[j] = in[j];
+    }
+  }
+  if (!e) e = dml_rt_tensor_op("BatchNormalization", bi, 5, ea, nea, &ys, 1);
+  if (!e && x->dtype != st)
+    e = cast(ys, x->dtype, &out[0]);
+  else if (!e) {
+    out[0] = ys;
+    ys = NONE;
+  }
+  drop(&ys);
+  drop(&bi[1]);
+  drop(&bi[2]);
   for (uint32_t o = 1; o < n_out && !e; o++) { /* running_mean, running_var */
     dml_rt_tensor_info_t ip;
     dml_rt_tensor_t b = o == 1 ? bm : bv, bc = NONE, m = NONE, m1 = NONE, t = NONE;
