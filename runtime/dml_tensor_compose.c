@@ -1384,7 +1384,7 @@ static dml_status_t scatter_reduce(const char *red, dml_dtype_t dt, dml_rt_tenso
   return e;
 }
 
-/* 1 when `red` is a reduction the scatter ops take (none, add, mul, max,
+/* DML_OK when `red` is a reduction the scatter ops take (none, add, mul, max,
  * min), else UNIMPLEMENTED worded as the CPU's kernels word it. */
 static dml_status_t scatter_reduction(dml_op_t id, const char *red) {
   static const char *const ok[] = {"none", "add", "mul", "max", "min"};
@@ -1407,7 +1407,8 @@ static dml_status_t scatter_reduction(dml_op_t id, const char *red) {
  *   (scatter_reduce: 1 or 2 dispatches), written back by the map above
  *   (a Concat of [cur; result] and a Gather). Rounds = the most updates
  *   hitting one row (1 without duplicates); each round 2 Gathers, the
- *   reduction, a Concat and a Gather, and 3 small uploads. The result is
+ *   reduction, a Concat and a Gather, and 3 small uploads (the host's
+ *   work: O(R + T) in all, updates bucketed by round). The result is
  *   the CPU's sequence of roundings (f32: bit for bit), whatever order the
  *   device runs invocations in: no atomics. */
 static dml_status_t scatter_rows(dml_rt_device_t *dev, dml_op_t id, dml_rt_tensor_t data2,
@@ -1416,37 +1417,39 @@ static dml_status_t scatter_rows(dml_rt_device_t *dev, dml_op_t id, dml_rt_tenso
                                  dml_rt_tensor_t *out) {
   const int64_t rd[2] = {R, S};
   const int none = !strcmp(red, "none");
-  int64_t *map = (int64_t *)malloc((size_t)(R > 0 ? R : 1) * 8);
-  int64_t *cnt = (int64_t *)calloc((size_t)(R > 0 ? R : 1), 8);
-  int64_t *round = (int64_t *)malloc((size_t)(T > 0 ? T : 1) * 8);
-  int64_t *rows = (int64_t *)malloc((size_t)(T > 0 ? T : 1) * 8);
-  int64_t *ups = (int64_t *)malloc((size_t)(T > 0 ? T : 1) * 8);
+  const size_t nR = (size_t)(R > 0 ? R : 1), nT = (size_t)(T > 0 ? T : 1);
+  int64_t *map = (int64_t *)malloc(nR * 8), *cnt = (int64_t *)calloc(nR, 8);
+  int64_t *round = (int64_t *)malloc(nT * 8), *order = (int64_t *)malloc(nT * 8);
+  int64_t *rows = (int64_t *)malloc(nT * 8), *ups = (int64_t *)malloc(nT * 8);
+  int64_t *first = (int64_t *)calloc(nT + 1, 8); /* round k: order[first[k] ..] */
   dml_status_t e =
-      map && cnt && round && rows && ups
+      map && cnt && round && order && rows && ups && first
           ? DML_OK
           : dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, dml_op_name(id),
                             "out of host memory for %lld rows", (long long)R);
   dml_rt_tensor_t cur = NONE;
   int64_t K = 0;
   for (int64_t t = 0; t < T && !e; t++) {
-    round[t] = cnt[dst[t]]++;
+    round[t] = none ? 0 : cnt[dst[t]]++;
     if (round[t] + 1 > K) K = round[t] + 1;
+    first[round[t] + 1]++;
   }
+  for (int64_t k = 0; k < K && !e; k++) first[k + 1] += first[k];
+  for (int64_t t = 0; t < T && !e; t++) /* updates by round, in order */
+    order[first[round[t]]++] = t;
+  for (int64_t k = K; k > 0 && !e; k--) first[k] = first[k - 1]; /* restored */
+  if (!e) first[0] = 0;
+  for (int64_t i = 0; i < R && !e; i++) map[i] = i;
   if (!e) e = dml_rt_tensor_retain(data2);
   if (!e) cur = data2;
-  if (none) K = K > 0 ? 1 : 0;
   for (int64_t k = 0; k < K && !e; k++) {
     dml_rt_tensor_t a = NONE, b = NONE, c = NONE, cat = NONE, nxt = NONE;
-    int64_t ck = 0;
-    for (int64_t i = 0; i < R; i++) map[i] = i;
-    for (int64_t t = 0; t < T; t++) {
-      if (none) {
-        map[dst[t]] = R + t; /* the last update wins */
-      } else if (round[t] == k) {
-        rows[ck] = dst[t];
-        ups[ck] = t;
-        map[dst[t]] = R + ck++;
-      }
+    const int64_t ck = first[k + 1] - first[k];
+    for (int64_t j = 0; j < ck; j++) {
+      const int64_t t = order[first[k] + j];
+      rows[j] = dst[t];
+      ups[j] = t;
+      map[dst[t]] = R + j; /* none: the last update wins */
     }
     if (none) {
       e = dml_rt_tensor_retain(upd2);
@@ -1465,6 +1468,7 @@ static dml_status_t scatter_rows(dml_rt_device_t *dev, dml_op_t id, dml_rt_tenso
       drop(&cur);
       cur = nxt;
     }
+    for (int64_t j = 0; j < ck; j++) map[rows[j]] = rows[j]; /* reset */
     drop(&a);
     drop(&b);
     drop(&c);
@@ -1477,8 +1481,10 @@ static dml_status_t scatter_rows(dml_rt_device_t *dev, dml_op_t id, dml_rt_tenso
   free(map);
   free(cnt);
   free(round);
+  free(order);
   free(rows);
   free(ups);
+  free(first);
   return e;
 }
 

@@ -2454,7 +2454,7 @@ static pair_t i64_shaped(int32_t rank, const int64_t *dims, const int64_t *v) {
 
 /* ScatterND's and ScatterElements' reductions on the GPU against the CPU's
  * kernels: duplicate indices (a row hit 4 times, negative forms of the
- * same row), every reduction, f32 edge values (bit for bit: the CPU's
+ * same row; a row hit 40 times), every reduction, f32 edge values (bit for bit: the CPU's
  * order of roundings), i64, u8, i32, f16 (one unit in the last place),
  * bool, a transposed data, empty updates; the errors (an index out of
  * range, an unknown reduction) on both devices. */
@@ -2495,6 +2495,21 @@ static void test_scatter_red(void) {
     dml_rt_tensor_t c[3] = {xt.c, it.c, ux.c}, v[3] = {xt.v, it.v, ux.v};
     compare_typed("ScatterND", c, v, 3, &add, 1, "transposed [3,4,5] at [6,1], add");
     compare_typed("ScatterND", c, v, 3, &mul, 1, "transposed [3,4,5] at [6,1], mul");
+  }
+  /* one row hit 40 times (as 2 and -3): 40 rounds, f32 add, mul and max */
+  {
+    int64_t many[40];
+    for (int i = 0; i < 40; i++) many[i] = i % 2 ? 2 : -3;
+    float *mv = sc_values(40 * 4 * 3, 5);
+    pair_t im = i64_shaped(2, D(40, 1), many), um = pair_new(3, D(40, 4, 3), mv, 1);
+    dml_attr_t mx = str_attr("reduction", "max");
+    dml_rt_tensor_t c[3] = {x.c, im.c, um.c}, v[3] = {x.v, im.v, um.v};
+    compare_typed("ScatterND", c, v, 3, &add, 1, "[5,4,3], row 2 hit 40 times, add");
+    compare_typed("ScatterND", c, v, 3, &mul, 1, "[5,4,3], row 2 hit 40 times, mul");
+    compare_typed("ScatterND", c, v, 3, &mx, 1, "[5,4,3], row 2 hit 40 times, max");
+    pair_free(&im);
+    pair_free(&um);
+    free(mv);
   }
   /* empty updates: indices [0, 1], updates [0, 4, 3] */
   static const int64_t none1[1] = {0};
