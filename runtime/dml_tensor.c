@@ -561,8 +561,10 @@ dml_status_t dml_rt_tensor_from_host(dml_rt_device_t *d, const dml_tensor_t *hos
   return make(d, host->dtype, host->rank, host->dims, host->data, op, out);
 }
 
-/* Runs `op` on host tensors with the CPU kernels: output 0 is made on d
- * (in place on the CPU; through a host buffer then uploaded on a device). */
+/* Runs `op` on host tensors with the CPU kernels: the outputs are made on
+ * d (in place on the CPU; through a host buffer then uploaded on a
+ * device); their dtypes and dims are the op's eager rule's, or
+ * fixed_out[0 .. n_out-1] where given. */
 static dml_status_t run_host(dml_rt_device_t *d, dml_op_t opid, const dml_tensor_t *ins,
                              uint32_t n_in, const dml_attr_t *attrs, uint32_t n_attrs,
                              const dml_tensor_t *fixed_out, uint64_t rng_seed,
@@ -588,7 +590,7 @@ static dml_status_t run_host(dml_rt_device_t *d, dml_op_t opid, const dml_tensor
   call.n_attrs = n_attrs;
   call.rng_seed = rng_seed;
   if (fixed_out) {
-    y[0] = *fixed_out;
+    for (uint32_t i = 0; i < n_out; i++) y[i] = fixed_out[i];
   } else {
     call.output_capacity = cap;
     DML_RETURN_IF_ERROR(rule_err(dml_cpu_eager_outputs(&call), opid, d));
@@ -2770,8 +2772,9 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                          "the reductions, Softmax, LogSoftmax, MatMul, Gemm, Conv and "
                          "Gather, Transpose, Slice, Expand, Concat as copies, and the "
                          "normalizations (fused), pools, Pad, Tile, Split, the reshape "
-                         "family, GatherElements, GatherND, ScatterND and ConvTranspose "
-                         "composed of them, only (docs/tensor.md)"
+                         "family, GatherElements, GatherND, ScatterND, "
+                         "ScatterElements, TopK, Einsum, BatchNormalization's training "
+                         "mode and ConvTranspose composed of them, only (docs/tensor.md)"
           : dev->lib == dml_eager_ptx
               ? "this build has no CUDA eager kernel library (it is made where the "
                 "code generator and clang-16 are; a runtime-only build takes it with "
@@ -2820,14 +2823,36 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
   }
   /* ConvTranspose: the CPU's kernel with the output dims of its eager rule
    * (dml_tensor_compose.c; the CPU's rules have none) */
-  dml_tensor_t fixed;
+  dml_tensor_t fixed[3];
   int has_fixed = 0;
   if (!s && id == DML_OP_CONV_TRANSPOSE && n_outputs == 1) {
-    s = dml_rt_eager_conv_transpose_dims(dev, inputs, n_inputs, attrs, n_attrs, &fixed);
+    s = dml_rt_eager_conv_transpose_dims(dev, inputs, n_inputs, attrs, n_attrs,
+                                         &fixed[0]);
+    has_fixed = !s;
+  }
+  /* BatchNormalization in training mode with running_mean and running_var:
+   * the CPU's kernel with Y of X's dims and dtype and the running outputs
+   * [C] of inputs 3's and 4's dtypes (ONNX; the CPU's rules give Y only),
+   * which the kernel checks again */
+  if (!s && id == DML_OP_BATCH_NORMALIZATION && n_outputs > 1 && n_outputs <= 3 &&
+      dml_attr_int(attrs, n_attrs, "training_mode", 0)) {
+    if (n_inputs != 5 || in[0].rank < 2)
+      s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
+                          "X [N, C, ...], scale, B, mean, var: %u inputs of X rank %d",
+                          n_inputs, n_inputs ? (int)in[0].rank : 0);
+    for (uint32_t i = 0; i < n_outputs && !s; i++) {
+      memset(&fixed[i], 0, sizeof fixed[i]);
+      fixed[i].dtype = in[i ? 2 + i : 0].dtype;
+      fixed[i].rank = i ? 1 : in[0].rank;
+      if (i)
+        fixed[i].dims[0] = in[0].dims[1];
+      else
+        memcpy(fixed[i].dims, in[0].dims, sizeof fixed[i].dims);
+    }
     has_fixed = !s;
   }
   if (!s)
-    s = run_host(dev, id, in, n_inputs, attrs, n_attrs, has_fixed ? &fixed : NULL, 0,
+    s = run_host(dev, id, in, n_inputs, attrs, n_attrs, has_fixed ? fixed : NULL, 0,
                  outputs, n_outputs);
   for (uint32_t i = 0; i < n_inputs; i++) free(owned[i]);
   return s;

@@ -1,10 +1,12 @@
 /*
  * dml_tensor_compose.c — eager ops on GPU devices composed of the eager
  * kernel library's kernels and the tensor API's views (docs/tensor.md
- * "Composed ops"): LayerNormalization, BatchNormalization (inference),
- * InstanceNormalization, MaxPool (Y only), AveragePool, GlobalAveragePool,
- * GlobalMaxPool, Pad, Tile, Split, Reshape, Squeeze, Unsqueeze, Flatten,
- * GatherElements, and MatMul, Gemm, Conv of f16 and bf16 through f32.
+ * "Composed ops"): LayerNormalization, BatchNormalization (inference and
+ * training mode), InstanceNormalization, MaxPool, AveragePool,
+ * GlobalAveragePool, GlobalMaxPool, Pad, Tile, Split, Reshape, Squeeze,
+ * Unsqueeze, Flatten, GatherElements, GatherND and Einsum (every device),
+ * ScatterND and ScatterElements with their reductions, TopK,
+ * ConvTranspose, and MatMul, Gemm, Conv of f16 and bf16 through f32.
  * Every step is a dml_rt_tensor_op of the library (so the same code runs on
  * Vulkan and on CUDA); shapes, strides and attributes are taken at
  * dispatch, nothing is compiled per shape. The output dims and the checks
@@ -437,6 +439,125 @@ static dml_status_t norm_fused(dml_rt_device_t *dev, dml_op_t id,
   drop(&pk);
   drop(&t);
   drop(&xc);
+  return e;
+}
+
+/* BatchNormalization with training_mode 1 (ONNX BatchNormalization-15,
+ * "Output case #1") on a GPU, composed: the batch mean and the population
+ * variance over every dim but 1 in two passes as the CPU's kernel
+ * (ReduceSum / count, then ReduceSum of the squared deviations / count;
+ * f32 statistics for f32, f16 and bf16 x, f64 for f64), Y by the inference
+ * form (the fused kernel or its composition) with those statistics on x
+ * and scale and B in that dtype (16-bit x: cast, Y cast back), and
+ * the optional outputs running_mean = input_mean * momentum + mean * (1 -
+ * momentum), running_var = input_var * momentum + var * (1 - momentum) in
+ * the dtypes of inputs 3 and 4: 8 dispatches for the statistics, the
+ * inference form's, and 3 (and a Cast where the dtypes differ) per running
+ * output. */
+static dml_status_t bn_train(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint32_t n,
+                             const dml_attr_t *attrs, uint32_t na,
+                             const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out,
+                             uint32_t n_out) {
+  static const char *const ok[] = {"epsilon", "momentum", "training_mode", NULL};
+  const dml_op_t id = DML_OP_BATCH_NORMALIZATION;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  if (n_out < 1 || n_out > 3)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "BatchNormalization",
+                           "training_mode 1 gives 1 to 3 outputs (Y, running_mean, "
+                           "running_var), not %u",
+                           n_out);
+  if (!dml_dtype_is_float(x->dtype))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "BatchNormalization",
+                           "X must be a float dtype, not %s", dml_dtype_name(x->dtype));
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
+  if (n != 5 || x->rank < 2)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "BatchNormalization",
+                           "X [N, C, ...], scale, B, mean, var: %u inputs of X rank %d",
+                           n, (int)x->rank);
+  const int64_t C = x->dims[1];
+  DML_RETURN_IF_ERROR(check_channels(id, in, 1, 4, C, "scale, B, mean and var"));
+  for (uint32_t j = 1; j < 5; j++) {
+    dml_rt_tensor_info_t ij;
+    DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[j], &ij));
+    if (!dml_dtype_is_float(ij.dtype))
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "BatchNormalization",
+                             "input %u must be a float dtype, not %s", j,
+                             dml_dtype_name(ij.dtype));
+  }
+  const dml_dtype_t st = x->dtype == DML_DTYPE_F64 ? DML_DTYPE_F64 : DML_DTYPE_F32;
+  const double mom = dml_attr_float(attrs, na, "momentum", 0.9);
+  int64_t axes[DML_MAX_RANK];
+  uint32_t nax = 0;
+  for (int64_t d = 0; d < x->rank; d++)
+    if (d != 1) axes[nax++] = d;
+  const int64_t cnt = C ? dml_dims_numel(x->dims, x->rank) / C : 0;
+  dml_attr_t ra[2] = {ints_attr("axes", axes, nax), int_attr("keepdims", 1)};
+  dml_rt_tensor_t xs = NONE, ct = NONE, mean = NONE, d = NONE, var = NONE, bm = NONE,
+                  bv = NONE;
+  for (uint32_t o = 0; o < n_out; o++) out[o] = NONE;
+  dml_status_t e = DML_OK;
+  if (x->dtype != st) {
+    e = cast(in[0], st, &xs);
+  } else {
+    e = dml_rt_tensor_retain(in[0]);
+    if (!e) xs = in[0];
+  }
+  if (!e) e = dml_rt_tensor_full(dev, st, 0, NULL, (double)cnt, &ct);
+  if (!e) e = op1("ReduceSum", xs, ra, 2, &mean);
+  if (!e) e = op2_into("Div", &mean, ct);
+  if (!e) e = op2("Sub", xs, mean, &d);
+  if (!e) e = op2_into("Mul", &d, d);
+  if (!e) e = op1("ReduceSum", d, ra, 2, &var);
+  if (!e) e = op2_into("Div", &var, ct);
+  if (!e) e = dml_rt_tensor_reshape(mean, 1, &C, &bm);
+  if (!e) e = dml_rt_tensor_reshape(var, 1, &C, &bv);
+  dml_attr_t ea[1];
+  uint32_t nea = 0;
+  for (uint32_t i = 0; i < na; i++)
+    if (attrs[i].name && !strcmp(attrs[i].name, "epsilon") && !nea) ea[nea++] = attrs[i];
+  /* Y: the inference form on X and its parameters in the statistics'
+   * dtype (16-bit X: its f32 cast, Y rounded back once) */
+  dml_rt_tensor_t bi[5] = {xs, NONE, NONE, bm, bv}, ys = NONE;
+  for (uint32_t j = 1; j < 3 && !e; j++) {
+    dml_rt_tensor_info_t ij;
+    e = dml_rt_tensor_info(in[j], &ij);
+    if (!e && ij.dtype != st) {
+      e = cast(in[j], st, &bi[j]);
+    } else if (!e) {
+      e = dml_rt_tensor_retain(in[j]);
+      if (!e) bi[j] = in[j];
+    }
+  }
+  if (!e) e = dml_rt_tensor_op("BatchNormalization", bi, 5, ea, nea, &ys, 1);
+  if (!e && x->dtype != st)
+    e = cast(ys, x->dtype, &out[0]);
+  else if (!e) {
+    out[0] = ys;
+    ys = NONE;
+  }
+  drop(&ys);
+  drop(&bi[1]);
+  drop(&bi[2]);
+  for (uint32_t o = 1; o < n_out && !e; o++) { /* running_mean, running_var */
+    dml_rt_tensor_info_t ip;
+    dml_rt_tensor_t b = o == 1 ? bm : bv, bc = NONE, m = NONE, m1 = NONE, t = NONE;
+    e = dml_rt_tensor_info(in[2 + o], &ip);
+    if (!e && ip.dtype != st) e = cast(b, ip.dtype, &bc);
+    if (!e) e = dml_rt_tensor_full(dev, ip.dtype, 0, NULL, mom, &m);
+    if (!e) e = dml_rt_tensor_full(dev, ip.dtype, 0, NULL, 1.0 - mom, &m1);
+    if (!e) e = op2("Mul", in[2 + o], m, &t);
+    if (!e) e = op2_into("Mul", &m1, bc.id ? bc : b);
+    if (!e) e = op2("Add", t, m1, &out[o]);
+    drop(&bc);
+    drop(&m);
+    drop(&m1);
+    drop(&t);
+  }
+  if (e)
+    for (uint32_t o = 0; o < n_out; o++) drop(&out[o]);
+  dml_rt_tensor_t all[] = {xs, ct, mean, d, var, bm, bv};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) drop(&all[i]);
   return e;
 }
 
@@ -1243,12 +1364,134 @@ static dml_status_t gather_nd(dml_rt_device_t *dev, const dml_rt_tensor_t *in, u
   return e;
 }
 
-/* ScatterND (reduction none) on a GPU: the indices read back, each
- * destination row of data viewed as [rows, slice] mapped on the host to
- * the last update written there (in order, as the CPU's kernel writes them)
- * or to itself, then data and the updates concatenated ([rows + T, slice])
- * and gathered by that map: an exact copy. Other reductions are
- * UNIMPLEMENTED on the GPUs. */
+/* The scatter reduction `red` ("add", "mul", "max", "min") of d and u
+ * (the same dims and dtype dt) as the CPU's reduce_elem writes it
+ * (runtime/cpu/cpu_index.c): add Add, mul Mul, max u > d ? u : d, min
+ * u < d ? u : d (a NaN update leaves d, a NaN d stays; a -0 / +0 tie
+ * keeps d); bool: add and max Or, mul and min And. */
+static dml_status_t scatter_reduce(const char *red, dml_dtype_t dt, dml_rt_tensor_t d,
+                                   dml_rt_tensor_t u, dml_rt_tensor_t *y) {
+  const int b = dt == DML_DTYPE_BOOL, mx = !strcmp(red, "max");
+  if (!strcmp(red, "add")) return op2(b ? "Or" : "Add", d, u, y);
+  if (!strcmp(red, "mul")) return op2(b ? "And" : "Mul", d, u, y);
+  if (b) return op2(mx ? "Or" : "And", d, u, y);
+  dml_rt_tensor_t c = NONE;
+  dml_status_t e = op2(mx ? "Greater" : "Less", u, d, &c);
+  dml_rt_tensor_t w[3] = {c, u, d};
+  *y = NONE;
+  if (!e) e = dml_rt_tensor_op("Where", w, 3, NULL, 0, y, 1);
+  drop(&c);
+  return e;
+}
+
+/* DML_OK when `red` is a reduction the scatter ops take (none, add, mul, max,
+ * min), else UNIMPLEMENTED worded as the CPU's kernels word it. */
+static dml_status_t scatter_reduction(dml_op_t id, const char *red) {
+  static const char *const ok[] = {"none", "add", "mul", "max", "min"};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+    if (!strcmp(red, ok[i])) return DML_OK;
+  return dml_status_make(DML_STATUS_UNIMPLEMENTED, dml_op_name(id),
+                         "reduction '%s' is not supported", red);
+}
+
+/* The rows of data2 [R, S] with the update rows of upd2 [T, S] applied in
+ * order t = 0 .. T-1 to rows dst[t] (in [0, R), checked by the caller), as
+ * the CPU's ScatterND and ScatterElements kernels apply them; *out is [R,
+ * S] of data2's dtype dt.
+ * - reduction none: each row mapped on the host to the last update written
+ *   there or to itself; [data2; upd2] concatenated and gathered by that
+ *   map (an exact copy): 1 Concat (buffer copies) and 1 Gather.
+ * - add, mul, max, min: in rounds, deterministic and in the CPU's order:
+ *   round k applies, to every row hit at least k + 1 times, its (k+1)-th
+ *   update: the rows and their updates gathered ([c_k, S] each), reduced
+ *   (scatter_reduce: 1 or 2 dispatches), written back by the map above
+ *   (a Concat of [cur; result] and a Gather). Rounds = the most updates
+ *   hitting one row (1 without duplicates); each round 2 Gathers, the
+ *   reduction, a Concat and a Gather, and 3 small uploads (the host's
+ *   work: O(R + T) in all, updates bucketed by round). The result is
+ *   the CPU's sequence of roundings (f32: bit for bit), whatever order the
+ *   device runs invocations in: no atomics. */
+static dml_status_t scatter_rows(dml_rt_device_t *dev, dml_op_t id, dml_rt_tensor_t data2,
+                                 dml_rt_tensor_t upd2, const int64_t *dst, int64_t R,
+                                 int64_t T, int64_t S, const char *red, dml_dtype_t dt,
+                                 dml_rt_tensor_t *out) {
+  const int64_t rd[2] = {R, S};
+  const int none = !strcmp(red, "none");
+  const size_t nR = (size_t)(R > 0 ? R : 1), nT = (size_t)(T > 0 ? T : 1);
+  int64_t *map = (int64_t *)malloc(nR * 8), *cnt = (int64_t *)calloc(nR, 8);
+  int64_t *round = (int64_t *)malloc(nT * 8), *order = (int64_t *)malloc(nT * 8);
+  int64_t *rows = (int64_t *)malloc(nT * 8), *ups = (int64_t *)malloc(nT * 8);
+  int64_t *first = (int64_t *)calloc(nT + 1, 8); /* round k: order[first[k] ..] */
+  dml_status_t e =
+      map && cnt && round && order && rows && ups && first
+          ? DML_OK
+          : dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, dml_op_name(id),
+                            "out of host memory for %lld rows", (long long)R);
+  dml_rt_tensor_t cur = NONE;
+  int64_t K = 0;
+  for (int64_t t = 0; t < T && !e; t++) {
+    round[t] = none ? 0 : cnt[dst[t]]++;
+    if (round[t] + 1 > K) K = round[t] + 1;
+    first[round[t] + 1]++;
+  }
+  for (int64_t k = 0; k < K && !e; k++) first[k + 1] += first[k];
+  for (int64_t t = 0; t < T && !e; t++) /* updates by round, in order */
+    order[first[round[t]]++] = t;
+  for (int64_t k = K; k > 0 && !e; k--) first[k] = first[k - 1]; /* restored */
+  if (!e) first[0] = 0;
+  for (int64_t i = 0; i < R && !e; i++) map[i] = i;
+  if (!e) e = dml_rt_tensor_retain(data2);
+  if (!e) cur = data2;
+  for (int64_t k = 0; k < K && !e; k++) {
+    dml_rt_tensor_t a = NONE, b = NONE, c = NONE, cat = NONE, nxt = NONE;
+    const int64_t ck = first[k + 1] - first[k];
+    for (int64_t j = 0; j < ck; j++) {
+      const int64_t t = order[first[k] + j];
+      rows[j] = dst[t];
+      ups[j] = t;
+      map[dst[t]] = R + j; /* none: the last update wins */
+    }
+    if (none) {
+      e = dml_rt_tensor_retain(upd2);
+      if (!e) c = upd2;
+    } else {
+      const int64_t cd[2] = {ck, S};
+      e = gather_rows(dev, cur, rows, ck, 2, cd, &a);
+      if (!e) e = gather_rows(dev, upd2, ups, ck, 2, cd, &b);
+      if (!e) e = scatter_reduce(red, dt, a, b, &c);
+    }
+    dml_rt_tensor_t parts[2] = {cur, c};
+    dml_attr_t a0 = int_attr("axis", 0);
+    if (!e) e = dml_rt_tensor_op("Concat", parts, 2, &a0, 1, &cat, 1);
+    if (!e) e = gather_rows(dev, cat, map, R, 2, rd, &nxt);
+    if (!e) {
+      drop(&cur);
+      cur = nxt;
+    }
+    for (int64_t j = 0; j < ck; j++) map[rows[j]] = rows[j]; /* reset */
+    drop(&a);
+    drop(&b);
+    drop(&c);
+    drop(&cat);
+  }
+  if (!e)
+    *out = cur;
+  else
+    drop(&cur);
+  free(map);
+  free(cnt);
+  free(round);
+  free(order);
+  free(rows);
+  free(ups);
+  free(first);
+  return e;
+}
+
+/* ScatterND (ONNX ScatterND-18: reduction none, add, mul, max, min) on a
+ * GPU: the indices read back, every tuple checked as the CPU's kernel
+ * checks them (OUT_OF_RANGE naming the index and its position) and turned
+ * into a row of data viewed as [rows, slice], then scatter_rows. */
 static dml_status_t scatter_nd(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
                                uint32_t n, const dml_attr_t *attrs, uint32_t na,
                                const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
@@ -1256,11 +1499,7 @@ static dml_status_t scatter_nd(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
   const dml_op_t id = DML_OP_SCATTER_ND;
   DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
   const char *red = dml_attr_string(attrs, na, "reduction", "none");
-  if (strcmp(red, "none"))
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "ScatterND",
-                           "reduction '%s' is not taken by the GPU's eager ScatterND in "
-                           "this version (none only; copy to the CPU)",
-                           red);
+  DML_RETURN_IF_ERROR(scatter_reduction(id, red));
   dml_tensor_t y;
   DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
   dml_rt_tensor_info_t ii, iu;
@@ -1287,36 +1526,414 @@ static dml_status_t scatter_nd(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
         dml_dims_str(ii.dims, ii.rank, a2, sizeof a2), dml_dtype_name(iu.dtype),
         dml_dims_str(iu.dims, iu.rank, a3, sizeof a3));
   }
-  if (R == 0 || slice == 0 || T == 0) return dml_rt_tensor_contiguous(in[0], out);
+  if (T == 0) return op1("Identity", in[0], NULL, 0, out); /* a new tensor */
   int64_t *iv = NULL, ni = 0;
   DML_RETURN_IF_ERROR(indices_host(id, in[1], &iv, &ni));
-  int64_t *map = (int64_t *)malloc((size_t)R * 8);
-  dml_status_t e = map ? DML_OK
+  int64_t *dst = (int64_t *)malloc((size_t)T * 8);
+  dml_status_t e = dst ? DML_OK
                        : dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "ScatterND",
                                          "out of host memory");
-  for (int64_t i = 0; i < R && !e; i++) map[i] = i;
   /* every index checked first, as the CPU's kernel does */
-  for (int64_t t = 0; t < T && !e; t++) {
-    int64_t rw = 0;
-    e = nd_row(id, dev, iv + t * m, m, x->dims, t * m, &rw);
-  }
-  for (int64_t t = 0; t < T && !e; t++) {
-    int64_t rw = 0;
-    dml_status_free(nd_row(id, dev, iv + t * m, m, x->dims, t * m, &rw));
-    map[rw] = R + t;
-  }
+  for (int64_t t = 0; t < T && !e; t++)
+    e = nd_row(id, dev, iv + t * m, m, x->dims, t * m, &dst[t]);
   free(iv);
-  dml_rt_tensor_t parts[2] = {NONE, NONE}, cat = NONE;
+  if (!e && slice == 0) { /* nothing moves: the indices checked only */
+    free(dst);
+    return op1("Identity", in[0], NULL, 0, out);
+  }
+  dml_rt_tensor_t d2 = NONE, u2 = NONE, y2 = NONE;
   const int64_t dd[2] = {R, slice}, ud[2] = {T, slice};
-  if (!e) e = dml_rt_tensor_reshape(in[0], 2, dd, &parts[0]);
-  if (!e) e = dml_rt_tensor_reshape(in[2], 2, ud, &parts[1]);
-  dml_attr_t a0 = int_attr("axis", 0);
-  if (!e) e = dml_rt_tensor_op("Concat", parts, 2, &a0, 1, &cat, 1);
-  if (!e) e = gather_rows(dev, cat, map, R, x->rank, x->dims, out);
-  drop(&parts[0]);
-  drop(&parts[1]);
-  drop(&cat);
-  free(map);
+  if (!e) e = dml_rt_tensor_reshape(in[0], 2, dd, &d2);
+  if (!e) e = dml_rt_tensor_reshape(in[2], 2, ud, &u2);
+  if (!e) e = scatter_rows(dev, id, d2, u2, dst, R, T, slice, red, x->dtype, &y2);
+  if (!e) e = dml_rt_tensor_reshape(y2, x->rank, x->dims, out);
+  drop(&d2);
+  drop(&u2);
+  drop(&y2);
+  free(dst);
+  return e;
+}
+
+/* ScatterElements (ONNX ScatterElements-18: `axis`, reduction none, add,
+ * mul, max, min) on a GPU: the checks of the CPU's kernel
+ * (dml_cpu_elements_check; updates of the indices' dims and data's dtype),
+ * the indices read back and each checked (OUT_OF_RANGE naming the index
+ * and its position, as the CPU) and turned into an element number of data,
+ * then scatter_rows on data viewed as [numel, 1] and the updates as [n, 1]
+ * in C order (the CPU's order). */
+static dml_status_t scatter_elements(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                                     uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                                     const dml_rt_tensor_info_t *x,
+                                     dml_rt_tensor_t *out) {
+  static const char *const ok[] = {"axis", "reduction", NULL};
+  const dml_op_t id = DML_OP_SCATTER_ELEMENTS;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  if (n != 3 || !in[1].id || !in[2].id)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ScatterElements",
+                           "data, indices and updates are required");
+  const char *red = dml_attr_string(attrs, na, "reduction", "none");
+  DML_RETURN_IF_ERROR(scatter_reduction(id, red));
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
+  dml_rt_tensor_info_t ii, iu;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[1], &ii));
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[2], &iu));
+  dml_tensor_t ci[2];
+  memset(ci, 0, sizeof ci);
+  ci[0].dtype = x->dtype, ci[0].rank = x->rank;
+  memcpy(ci[0].dims, x->dims, sizeof ci[0].dims);
+  ci[1].dtype = ii.dtype, ci[1].rank = ii.rank;
+  memcpy(ci[1].dims, ii.dims, sizeof ci[1].dims);
+  dml_cpu_call_t call;
+  memset(&call, 0, sizeof call);
+  call.op = id;
+  call.inputs = ci;
+  call.n_inputs = 2;
+  call.outputs = &y;
+  call.n_outputs = 1;
+  call.attrs = attrs;
+  call.n_attrs = na;
+  int64_t axis = 0;
+  DML_RETURN_IF_ERROR(on_dev(dml_cpu_elements_check(&call, &axis), id, dev));
+  const int32_t r = x->rank;
+  if (iu.dtype != x->dtype || iu.rank != ii.rank ||
+      memcmp(iu.dims, ii.dims, sizeof(int64_t) * (size_t)r)) {
+    char a1[96], a2[96], a3[96];
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ScatterElements",
+                        "shape mismatch (on %s)", dml_rt_device_name(dev)),
+        "data %s%s, indices %s, updates %s%s: updates must have the indices' shape and "
+        "data's dtype",
+        dml_dtype_name(x->dtype), dml_dims_str(x->dims, x->rank, a1, sizeof a1),
+        dml_dims_str(ii.dims, ii.rank, a2, sizeof a2), dml_dtype_name(iu.dtype),
+        dml_dims_str(iu.dims, iu.rank, a3, sizeof a3));
+  }
+  const int64_t T = dml_dims_numel(ii.dims, r), R = dml_dims_numel(x->dims, r),
+                N = x->dims[axis];
+  if (T == 0) return op1("Identity", in[0], NULL, 0, out); /* a new tensor */
+  int64_t *iv = NULL, ni = 0;
+  DML_RETURN_IF_ERROR(indices_host(id, in[1], &iv, &ni));
+  dml_status_t e = DML_OK;
+  for (int64_t t = 0; t < T && !e; t++) /* every index first, as the CPU */
+    if (iv[t] < -N || iv[t] >= N)
+      e = dml_status_make(DML_STATUS_OUT_OF_RANGE, "ScatterElements",
+                          "index %lld (at position %lld) is out of range [-%lld, %lld] "
+                          "(on %s)",
+                          (long long)iv[t], (long long)t, (long long)N,
+                          (long long)(N - 1), dml_rt_device_name(dev));
+  int64_t xs[DML_MAX_RANK], idx[DML_MAX_RANK] = {0};
+  xs[r - 1] = 1;
+  for (int32_t d = r - 2; d >= 0; d--) xs[d] = xs[d + 1] * x->dims[d + 1];
+  for (int64_t t = 0; t < T && !e; t++) { /* element numbers, in place */
+    int64_t v = iv[t] < 0 ? iv[t] + N : iv[t], off = 0;
+    for (int32_t d = 0; d < r; d++) off += (d == axis ? v : idx[d]) * xs[d];
+    iv[t] = off;
+    for (int32_t d = r - 1; d >= 0 && ++idx[d] == ii.dims[d]; d--) idx[d] = 0;
+  }
+  dml_rt_tensor_t d2 = NONE, u2 = NONE, y2 = NONE;
+  const int64_t dd[2] = {R, 1}, ud[2] = {T, 1};
+  if (!e) e = dml_rt_tensor_reshape(in[0], 2, dd, &d2);
+  if (!e) e = dml_rt_tensor_reshape(in[2], 2, ud, &u2);
+  if (!e) e = scatter_rows(dev, id, d2, u2, iv, R, T, 1, red, x->dtype, &y2);
+  if (!e) e = dml_rt_tensor_reshape(y2, r, x->dims, out);
+  drop(&d2);
+  drop(&u2);
+  drop(&y2);
+  free(iv);
+  return e;
+}
+
+/* ---- TopK (ONNX TopK-11) ---- */
+
+/* An i64 (or bool: 0/1 bytes) tensor of the n host values v on dev. */
+static dml_status_t host_vec(dml_rt_device_t *dev, dml_dtype_t dt, const void *v,
+                             int64_t n, dml_rt_tensor_t *out) {
+  dml_tensor_t h;
+  memset(&h, 0, sizeof h);
+  h.dtype = dt;
+  h.rank = 1;
+  h.dims[0] = n;
+  h.data = (void *)v;
+  *out = NONE;
+  return dml_rt_tensor_from_host(dev, &h, out);
+}
+
+/* The element of dtype dt that orders last for TopK (largest: the lowest
+ * value, -inf for floats; smallest: the highest, +inf) expanded to
+ * [rows, w] (a view of one element). */
+static dml_status_t topk_pad(dml_rt_device_t *dev, dml_dtype_t dt, int largest,
+                             int64_t rows, int64_t w, dml_rt_tensor_t *out) {
+  uint8_t b[16] = {0};
+  if (dml_dtype_is_float(dt)) {
+    dml_store_f64(dt, b, 0, largest ? -INFINITY : INFINITY);
+  } else {
+    const size_t bits = 8 * dml_dtype_size(dt);
+    const int uns = dt == DML_DTYPE_U8 || dt == DML_DTYPE_U16 || dt == DML_DTYPE_U32 ||
+                    dt == DML_DTYPE_U64;
+    const uint64_t top = bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+    uint64_t v = uns ? (largest ? 0 : top) : largest ? (top >> 1) + 1 : top >> 1;
+    memcpy(b, &v, dml_dtype_size(dt)); /* little-endian: the low bytes */
+  }
+  dml_rt_tensor_t one = NONE;
+  dml_status_t e = host_vec(dev, dt, b, 1, &one);
+  const int64_t d[2] = {rows, w};
+  if (!e) e = dml_rt_tensor_expand(one, 2, d, out);
+  drop(&one);
+  return e;
+}
+
+/* *b = (pv, pk) orders before (v, k) in TopK's order: a strictly better
+ * value, or an equal one (not worse: no NaN is left) with the smaller key
+ * (Greater or Less, GreaterOrEqual or LessOrEqual, Less, And, Or: 5
+ * dispatches). */
+static dml_status_t topk_first(int largest, dml_rt_tensor_t pv, dml_rt_tensor_t pk,
+                               dml_rt_tensor_t v, dml_rt_tensor_t k, dml_rt_tensor_t *b) {
+  dml_rt_tensor_t gt = NONE, ge = NONE, kl = NONE;
+  *b = NONE;
+  dml_status_t e = op2(largest ? "Greater" : "Less", pv, v, &gt);
+  if (!e) e = op2(largest ? "GreaterOrEqual" : "LessOrEqual", pv, v, &ge);
+  if (!e) e = op2("Less", pk, k, &kl);
+  if (!e) e = op2_into("And", &ge, kl);
+  if (!e) e = op2("Or", gt, ge, b);
+  drop(&gt);
+  drop(&ge);
+  drop(&kl);
+  return e;
+}
+
+/* *t reshaped to dims d (rank r): a view of the contiguous tensor. */
+static dml_status_t topk_reshape(dml_rt_tensor_t *t, int32_t r, const int64_t *d) {
+  dml_rt_tensor_t y = NONE;
+  dml_status_t e = dml_rt_tensor_reshape(*t, r, d, &y);
+  if (!e) {
+    drop(t);
+    *t = y;
+  }
+  return e;
+}
+
+/* One compare-exchange stage of a bitonic sort of the rows of *v and
+ * *key ([R, L], L a power of two) in TopK's order: element i against i ^
+ * j, ascending ("first" first) within blocks of `size` whose bit is 0
+ * (kh and dm: host scratch of L values): 2 Gathers, topk_first, a Xor
+ * with the direction and 2 Wheres (10 dispatches, 2 uploads of L). */
+static dml_status_t topk_stage(dml_rt_device_t *dev, int largest, dml_rt_tensor_t *v,
+                               dml_rt_tensor_t *key, int64_t L, int64_t size, int64_t j,
+                               int64_t *kh, uint8_t *dm) {
+  for (int64_t i = 0; i < L; i++) {
+    kh[i] = i ^ j;
+    dm[i] = ((i & size) == 0) != ((i & j) == 0); /* takes the later one */
+  }
+  dml_rt_tensor_t pi = NONE, msk = NONE, pv = NONE, pk = NONE, b = NONE, tk = NONE,
+                  nv = NONE, nk = NONE;
+  dml_attr_t a1 = int_attr("axis", 1);
+  dml_status_t e = host_vec(dev, DML_DTYPE_I64, kh, L, &pi);
+  if (!e) e = host_vec(dev, DML_DTYPE_BOOL, dm, L, &msk);
+  dml_rt_tensor_t g1[2] = {*v, pi}, g2[2] = {*key, pi};
+  if (!e) e = dml_rt_tensor_op("Gather", g1, 2, &a1, 1, &pv, 1);
+  if (!e) e = dml_rt_tensor_op("Gather", g2, 2, &a1, 1, &pk, 1);
+  if (!e) e = topk_first(largest, pv, pk, *v, *key, &b);
+  if (!e) e = op2("Xor", b, msk, &tk);
+  dml_rt_tensor_t w1[3] = {tk, pv, *v}, w2[3] = {tk, pk, *key};
+  if (!e) e = dml_rt_tensor_op("Where", w1, 3, NULL, 0, &nv, 1);
+  if (!e) e = dml_rt_tensor_op("Where", w2, 3, NULL, 0, &nk, 1);
+  if (!e) {
+    drop(v);
+    drop(key);
+    *v = nv;
+    *key = nk;
+    nv = nk = NONE;
+  }
+  dml_rt_tensor_t all[] = {pi, msk, pv, pk, b, tk, nv, nk};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) drop(&all[i]);
+  return e;
+}
+
+/* TopK (`axis`, `largest`, `sorted`; K the input 1) on a GPU, composed: x
+ * with the axis moved last viewed as [rows, n]; the values to sort v (f16
+ * and bf16 cast to f32, exact) padded to N = the next power of two by the
+ * element that orders last, each with a key: its index j (pads 4N + j); a
+ * NaN (it orders above every number, as the CPU's topk_before) becomes
+ * +inf with key j - 2N (largest: before a +inf) or j + 2N (smallest:
+ * after one, before the pads). Then a bitonic sort of (v, key) along the
+ * rows in the order "larger (smaller) value first, ties by the smaller
+ * key" (the CPU's: equal values keep the lower index first), per stage a
+ * Gather of the partners' values and keys, Greater, Less, GreaterOrEqual
+ * (LessOrEqual), And, Or, Xor with the stage's direction mask and two
+ * Wheres (10 dispatches, 2 small uploads); log2 N (log2 N + 1) / 2 stages.
+ * The first K keys give the Indices (Mod 2N), the Values are gathered from
+ * x by them (GatherElements: the elements' own bits), both moved back to
+ * the axis. Integer dtypes the compares take (i32, i64, u8, i8, i16). */
+static dml_status_t top_k(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint32_t n,
+                          const dml_attr_t *attrs, uint32_t na,
+                          const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out,
+                          uint32_t n_out) {
+  static const char *const ok[] = {"axis", "largest", "sorted", NULL};
+  const dml_op_t id = DML_OP_TOP_K;
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  if (n != 2 || !in[1].id)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "TopK", "X and K are required");
+  if (n_out < 1 || n_out > 2)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "TopK",
+                           "TopK has 1 or 2 outputs (Values, Indices), not %u", n_out);
+  if (!dml_dtype_is_float(x->dtype) && !dml_dtype_is_int(x->dtype))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "TopK",
+                           "X must be a float or integer dtype, not %s",
+                           dml_dtype_name(x->dtype));
+  dml_tensor_t ys[2];
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, ys, 2));
+  const int32_t r = x->rank;
+  int64_t axis = dml_attr_int(attrs, na, "axis", -1);
+  if (axis < 0) axis += r; /* the rule checked it */
+  const int largest = dml_attr_int(attrs, na, "largest", 1) != 0;
+  const int64_t len = x->dims[axis], K = ys[0].dims[axis];
+  const int64_t rows = len ? dml_dims_numel(x->dims, r) / len : 0;
+  for (uint32_t i = 0; i < n_out; i++) out[i] = NONE;
+  if (K == 0 || rows == 0) {
+    dml_status_t e = dml_rt_tensor_empty(dev, x->dtype, r, ys[0].dims, &out[0]);
+    if (!e && n_out > 1)
+      e = dml_rt_tensor_empty(dev, DML_DTYPE_I64, r, ys[1].dims, &out[1]);
+    if (e)
+      for (uint32_t i = 0; i < n_out; i++) drop(&out[i]);
+    return e;
+  }
+  int64_t perm[DML_MAX_RANK], inv[DML_MAX_RANK], pd[DML_MAX_RANK];
+  int32_t np = 0;
+  for (int32_t d = 0; d < r; d++)
+    if (d != axis) perm[np++] = d;
+  perm[np++] = axis;
+  for (int32_t d = 0; d < r; d++) inv[perm[d]] = d, pd[d] = x->dims[perm[d]];
+  int64_t N = 1;
+  while (N < len) N *= 2;
+  const int fl = dml_dtype_is_float(x->dtype);
+  const dml_dtype_t vt = is_half(x->dtype) ? DML_DTYPE_F32 : x->dtype;
+  int64_t *kh = (int64_t *)malloc((size_t)N * 3 * 8);
+  uint8_t *dm = (uint8_t *)malloc((size_t)N);
+  dml_status_t e =
+      kh && dm ? DML_OK
+               : dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "TopK",
+                                 "out of host memory for %lld keys", (long long)N);
+  dml_rt_tensor_t xt = NONE, x2 = NONE, v = NONE, pad = NONE, key = NONE, t = NONE,
+                  t2 = NONE, nan = NONE, inf = NONE;
+  const int64_t d2[2] = {rows, len}, dN[2] = {rows, N};
+  if (!e) e = dml_rt_tensor_transpose(in[0], perm, &xt);
+  if (!e) e = dml_rt_tensor_reshape(xt, 2, d2, &x2);
+  if (!e && vt != x->dtype)
+    e = cast(x2, vt, &v);
+  else if (!e)
+    e = dml_rt_tensor_contiguous(x2, &v);
+  if (!e && N > len) { /* the pads */
+    e = topk_pad(dev, vt, largest, rows, N - len, &pad);
+    dml_rt_tensor_t parts[2] = {v, pad};
+    dml_attr_t a1 = int_attr("axis", 1);
+    if (!e) e = dml_rt_tensor_op("Concat", parts, 2, &a1, 1, &t, 1);
+    if (!e) {
+      drop(&v);
+      v = t;
+      t = NONE;
+    }
+  }
+  for (int64_t j = 0; j < N && !e; j++) {
+    kh[j] = j < len ? j : 4 * N + j;
+    kh[N + j] = j + (largest ? -2 * N : 2 * N);
+  }
+  if (!e) e = host_vec(dev, DML_DTYPE_I64, kh, N, &t);
+  if (!e) e = dml_rt_tensor_expand(t, 2, dN, &t2);
+  if (!e) e = dml_rt_tensor_contiguous(t2, &key);
+  drop(&t);
+  drop(&t2);
+  if (!e && fl) { /* NaN: +inf, keyed before (largest) or after a +inf */
+    e = op1("IsNaN", v, NULL, 0, &nan);
+    if (!e) e = dml_rt_tensor_full(dev, vt, 0, NULL, INFINITY, &inf);
+    dml_rt_tensor_t w[3] = {nan, inf, v};
+    if (!e) e = dml_rt_tensor_op("Where", w, 3, NULL, 0, &t, 1);
+    if (!e) {
+      drop(&v);
+      v = t;
+      t = NONE;
+    }
+    if (!e) e = host_vec(dev, DML_DTYPE_I64, kh + N, N, &t2);
+    dml_rt_tensor_t wk[3] = {nan, t2, key};
+    if (!e) e = dml_rt_tensor_op("Where", wk, 3, NULL, 0, &t, 1);
+    if (!e) {
+      drop(&key);
+      key = t;
+      t = NONE;
+    }
+    drop(&t2);
+    drop(&nan);
+    drop(&inf);
+  }
+  dml_attr_t a1 = int_attr("axis", 1);
+  /* chunks of P (K rounded up to a power of two) sorted, then halved:
+   * each pair of sorted chunks A, B gives its best P elements as the
+   * bitonic sequence best(A[i], B[P-1-i]) (B a reversed view), merged by
+   * log2 P stages; N / P chunks per row become one */
+  int64_t P = 1;
+  while (P < K) P *= 2;
+  const int64_t dc[2] = {rows * (N / P), P};
+  if (!e) e = topk_reshape(&v, 2, dc);
+  if (!e) e = topk_reshape(&key, 2, dc);
+  for (int64_t size = 2; size <= P && !e; size *= 2)
+    for (int64_t j = size / 2; j > 0 && !e; j /= 2)
+      e = topk_stage(dev, largest, &v, &key, P, size, j, kh, dm);
+  for (int64_t W = N; W > P && !e; W /= 2) {
+    const int64_t M = rows * (W / (2 * P)), d3[3] = {M, 2, P}, d2m[2] = {M, P};
+    const int64_t ax[2] = {1, 2}, s0[2] = {0, 0}, e0[2] = {1, P}, st1[2] = {1, 1},
+                  s1[2] = {1, P - 1}, e1[2] = {2, -P - 1}, stm[2] = {1, -1};
+    dml_rt_tensor_t p[2] = {v, key}, av[2] = {NONE, NONE}, bv[2] = {NONE, NONE},
+                    t3 = NONE, ts = NONE, b = NONE, c[2] = {NONE, NONE};
+    for (int q = 0; q < 2 && !e; q++) {
+      e = dml_rt_tensor_reshape(p[q], 3, d3, &t3);
+      if (!e) e = dml_rt_tensor_slice(t3, 2, ax, s0, e0, st1, &ts);
+      if (!e) e = dml_rt_tensor_reshape(ts, 2, d2m, &av[q]);
+      drop(&ts);
+      if (!e) e = dml_rt_tensor_slice(t3, 2, ax, s1, e1, stm, &ts);
+      if (!e) e = dml_rt_tensor_reshape(ts, 2, d2m, &bv[q]);
+      drop(&ts);
+      drop(&t3);
+    }
+    if (!e) e = topk_first(largest, bv[0], bv[1], av[0], av[1], &b);
+    dml_rt_tensor_t w1[3] = {b, bv[0], av[0]}, w2[3] = {b, bv[1], av[1]};
+    if (!e) e = dml_rt_tensor_op("Where", w1, 3, NULL, 0, &c[0], 1);
+    if (!e) e = dml_rt_tensor_op("Where", w2, 3, NULL, 0, &c[1], 1);
+    if (!e) {
+      drop(&v);
+      drop(&key);
+      v = c[0];
+      key = c[1];
+      c[0] = c[1] = NONE;
+    }
+    dml_rt_tensor_t all[] = {av[0], av[1], bv[0], bv[1], b, c[0], c[1]};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) drop(&all[i]);
+    for (int64_t j = P / 2; j > 0 && !e; j /= 2)
+      e = topk_stage(dev, largest, &v, &key, P, P, j, kh, dm);
+  }
+  const int64_t dr[2] = {rows, P};
+  if (!e) e = topk_reshape(&key, 2, dr);
+  /* the first K keys: Indices; Values gathered from x by them */
+  dml_rt_tensor_t ks = NONE, idx = NONE, m2 = NONE, vals = NONE;
+  const int64_t ax1 = 1, st0 = 0, en = K, one = 1;
+  if (!e) e = dml_rt_tensor_slice(key, 1, &ax1, &st0, &en, &one, &ks);
+  if (!e) e = dml_rt_tensor_full(dev, DML_DTYPE_I64, 0, NULL, (double)(2 * N), &m2);
+  if (!e) e = op2("Mod", ks, m2, &idx); /* fmod 0: the non-negative remainder */
+  dml_rt_tensor_t ge_in[2] = {x2, idx};
+  if (!e && n_out > 0) e = dml_rt_tensor_op("GatherElements", ge_in, 2, &a1, 1, &vals, 1);
+  pd[r - 1] = K;
+  for (uint32_t o = 0; o < n_out && !e; o++) {
+    dml_rt_tensor_t src = o ? idx : vals, rs = NONE, tr = NONE;
+    e = dml_rt_tensor_reshape(src, r, pd, &rs);
+    if (!e) e = dml_rt_tensor_transpose(rs, inv, &tr);
+    if (!e) e = dml_rt_tensor_contiguous(tr, &out[o]);
+    drop(&rs);
+    drop(&tr);
+  }
+  if (e)
+    for (uint32_t o = 0; o < n_out; o++) drop(&out[o]);
+  dml_rt_tensor_t all[] = {xt, x2, v, pad, key, ks, idx, m2, vals};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) drop(&all[i]);
+  free(kh);
+  free(dm);
   return e;
 }
 
@@ -1675,6 +2292,45 @@ static dml_status_t ein_contract(ein_op_t *a, const ein_op_t *b, const uint8_t *
   return DML_OK;
 }
 
+/* o's repeated labels (a subscript twice in one operand: a diagonal,
+ * `ii->i`, `bii->bi`) taken: for each repeat at dims d1 < d2 (equal
+ * extents n, checked by the caller), o viewed with the other dims first
+ * and d1, d2 last, reshaped to [..., n * n] (a copy unless the strides
+ * allow a view) and sliced with step n + 1 (a view of the diagonal),
+ * the label kept once, last. */
+static dml_status_t ein_diag(ein_op_t *o) {
+  for (;;) {
+    int32_t d1 = -1, d2 = -1;
+    for (int32_t i = 0; i < o->rank && d2 < 0; i++)
+      for (int32_t j = i + 1; j < o->rank && d2 < 0; j++)
+        if (o->lab[i] == o->lab[j]) d1 = i, d2 = j;
+    if (d2 < 0) return DML_OK;
+    dml_rt_tensor_info_t ti;
+    DML_RETURN_IF_ERROR(dml_rt_tensor_info(o->t, &ti));
+    int64_t perm[DML_MAX_RANK], rd[DML_MAX_RANK];
+    int8_t nl[DML_MAX_RANK];
+    int32_t k = 0;
+    for (int32_t d = 0; d < o->rank; d++)
+      if (d != d1 && d != d2) nl[k] = o->lab[d], rd[k] = ti.dims[d], perm[k++] = d;
+    const int64_t n = ti.dims[d1];
+    perm[k] = d1, perm[k + 1] = d2;
+    rd[k] = n * n;
+    nl[k] = o->lab[d1];
+    dml_rt_tensor_t t = NONE, r = NONE, v = NONE;
+    const int64_t ax = k, st = 0, en = n * n, step = n + 1;
+    dml_status_t e = dml_rt_tensor_transpose(o->t, perm, &t);
+    if (!e) e = dml_rt_tensor_reshape(t, k + 1, rd, &r);
+    if (!e) e = dml_rt_tensor_slice(r, 1, &ax, &st, &en, &step, &v);
+    drop(&t);
+    drop(&r);
+    if (e) return e;
+    drop(&o->t);
+    o->t = v;
+    o->rank = k + 1;
+    memcpy(o->lab, nl, (size_t)o->rank);
+  }
+}
+
 /* Einsum on any device: the equation parsed once (dml_einsum_parse, the
  * CPU kernel's and shape inference's parser: explicit and implicit
  * output, ellipsis broadcasting); each operand's labels found in no other
@@ -1682,8 +2338,9 @@ static dml_status_t ein_contract(ein_op_t *a, const ein_op_t *b, const uint8_t *
  * right by one MatMul each over their shared labels no later operand nor
  * the output needs (the others batch dims; views transposed, expanded,
  * reshaped: copies where the strides do not allow a view), then the
- * result transposed to the output's order and expanded. Repeated
- * subscripts in one operand (diagonals, traces) are UNIMPLEMENTED. */
+ * result transposed to the output's order and expanded. A subscript
+ * repeated in one operand (diagonals, traces) is first taken by ein_diag
+ * (a strided view of the diagonal), its extents equal. */
 static dml_status_t einsum(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint32_t n,
                            const dml_attr_t *attrs, uint32_t na, dml_rt_tensor_t *out) {
   static const char *const ok[] = {"equation", NULL};
@@ -1724,12 +2381,13 @@ static dml_status_t einsum(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint
       int l = E.in_labels[k][d];
       int64_t v = info[k].dims[d];
       for (int32_t d2 = 0; d2 < d; d2++)
-        if (E.in_labels[k][d2] == l)
-          return dml_status_make(
-              DML_STATUS_UNIMPLEMENTED, "Einsum",
-              "equation \"%s\": subscript '%c' repeats in input %u (a "
-              "diagonal): not taken by the eager Einsum in this version",
-              eq, E.letter[l], k);
+        if (E.in_labels[k][d2] == l && info[k].dims[d2] != v)
+          return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Einsum",
+                                 "shape mismatch (on %s): subscript '%c' repeats in "
+                                 "input %u with extents %lld and %lld (a diagonal "
+                                 "takes equal ones)",
+                                 dml_rt_device_name(dev), E.letter[l], k,
+                                 (long long)info[k].dims[d2], (long long)v);
       if (size[l] < 0 || size[l] == 1)
         size[l] = v;
       else if (v != size[l] && v != 1)
@@ -1741,39 +2399,39 @@ static dml_status_t einsum(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint
     }
   for (int l = 0; l < E.n_labels; l++)
     if (size[l] < 0) size[l] = 1;
+  /* every operand with its diagonals taken (labels unique in each) */
+  ein_op_t ops[DML_EINSUM_MAX_IN];
+  memset(ops, 0, sizeof ops);
+  dml_status_t e = DML_OK;
+  for (uint32_t k = 0; k < n && !e; k++) {
+    e = dml_rt_tensor_retain(in[k]);
+    if (e) break;
+    ops[k].t = in[k];
+    ops[k].rank = info[k].rank;
+    memcpy(ops[k].lab, E.in_labels[k], (size_t)info[k].rank);
+    e = ein_diag(&ops[k]);
+  }
   /* uses[l]: the operands holding label l; in the output */
   int uses[DML_EINSUM_MAX_LABELS] = {0};
   uint8_t in_out[DML_EINSUM_MAX_LABELS] = {0};
   for (uint32_t k = 0; k < n; k++)
-    for (int32_t d = 0; d < info[k].rank; d++) uses[E.in_labels[k][d]]++;
+    for (int32_t d = 0; d < ops[k].rank; d++) uses[ops[k].lab[d]]++;
   for (int32_t d = 0; d < E.out_rank; d++) in_out[E.out_labels[d]] = 1;
-  ein_op_t cur;
-  memset(&cur, 0, sizeof cur);
-  dml_status_t e = dml_rt_tensor_retain(in[0]);
-  if (e) return e;
-  cur.t = in[0];
-  cur.rank = info[0].rank;
-  memcpy(cur.lab, E.in_labels[0], (size_t)cur.rank);
   uint8_t drop_l[DML_EINSUM_MAX_LABELS];
   for (int l = 0; l < E.n_labels; l++) drop_l[l] = !in_out[l] && uses[l] == 1;
-  e = ein_sum_out(&cur, drop_l);
+  ein_op_t cur = ops[0];
+  ops[0].t = NONE;
+  if (!e) e = ein_sum_out(&cur, drop_l);
   for (uint32_t k = 1; k < n && !e; k++) {
-    ein_op_t b;
-    memset(&b, 0, sizeof b);
-    e = dml_rt_tensor_retain(in[k]);
-    if (e) break;
-    b.t = in[k];
-    b.rank = info[k].rank;
-    memcpy(b.lab, E.in_labels[k], (size_t)b.rank);
-    e = ein_sum_out(&b, drop_l);
+    e = ein_sum_out(&ops[k], drop_l);
     /* the labels the output or a later operand needs */
     uint8_t need[DML_EINSUM_MAX_LABELS];
     memcpy(need, in_out, sizeof need);
     for (uint32_t j = k + 1; j < n; j++)
-      for (int32_t d = 0; d < info[j].rank; d++) need[E.in_labels[j][d]] = 1;
-    if (!e) e = ein_contract(&cur, &b, need, size);
-    drop(&b.t);
+      for (int32_t d = 0; d < ops[j].rank; d++) need[ops[j].lab[d]] = 1;
+    if (!e) e = ein_contract(&cur, &ops[k], need, size);
   }
+  for (uint32_t k = 0; k < n; k++) drop(&ops[k].t);
   /* the output's order and extents */
   if (!e) {
     int64_t perm[DML_MAX_RANK], od[DML_MAX_RANK];
@@ -1850,6 +2508,8 @@ dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
     case DML_OP_UNSQUEEZE:
     case DML_OP_GATHER_ELEMENTS:
     case DML_OP_SCATTER_ND:
+    case DML_OP_SCATTER_ELEMENTS:
+    case DML_OP_TOP_K:
     case DML_OP_CONV_TRANSPOSE: break;
     case DML_OP_MATMUL:
     case DML_OP_GEMM:
@@ -1865,6 +2525,11 @@ dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
   dml_status_t e = DML_OK;
   if (id == DML_OP_MAX_POOL && n_out == 2)
     e = max_pool_indices(dev, in, attrs, n_attrs, &x, out);
+  else if (id == DML_OP_BATCH_NORMALIZATION &&
+           dml_attr_int(attrs, n_attrs, "training_mode", 0))
+    e = bn_train(dev, in, n_in, attrs, n_attrs, &x, out, n_out);
+  else if (id == DML_OP_TOP_K)
+    e = top_k(dev, in, n_in, attrs, n_attrs, &x, out, n_out);
   else if (id != DML_OP_SPLIT && n_out != 1)
     e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
                         "%u outputs: the GPU's eager %s gives its first output only in "
@@ -1889,6 +2554,8 @@ dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
     e = gather_elements(dev, in, n_in, attrs, n_attrs, &x, out);
   else if (id == DML_OP_SCATTER_ND)
     e = scatter_nd(dev, in, n_in, attrs, n_attrs, &x, out);
+  else if (id == DML_OP_SCATTER_ELEMENTS)
+    e = scatter_elements(dev, in, n_in, attrs, n_attrs, &x, out);
   else if (id == DML_OP_CONV_TRANSPOSE)
     e = conv_transpose(dev, in, n_in, attrs, n_attrs, &x, out);
   else

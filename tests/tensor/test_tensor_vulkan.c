@@ -2309,7 +2309,7 @@ static void nd_case(const char *op, pair_t x, pair_t ind, const pair_t *upd, int
  * view, empty indices) and ScatterND (duplicate indices: the last update
  * wins, as on the CPU; negative indices, slices, i64 data, a view); the
  * errors: an index out of range OUT_OF_RANGE naming the op and the index,
- * shapes, ScatterND's reductions on the GPU. */
+ * shapes (the reductions: test_scatter_red). */
 static void test_nd(void) {
   float *xv = mixed_values(5 * 4 * 3, 0, 1, 0, EO_N_EDGES); /* every edge */
   pair_t x = pair_new(3, D(5, 4, 3), xv, 1);
@@ -2406,15 +2406,427 @@ static void test_nd(void) {
     CHECK_ERROR(dml_rt_tensor_op("GatherND", in, 2, &bd, 1, &y, 1),
                 DML_STATUS_INVALID_ARGUMENT, "batch_dims 2 must be below both ranks");
   }
-  dml_attr_t rd;
-  memset(&rd, 0, sizeof rd);
-  rd.name = "reduction", rd.kind = DML_ATTR_STRING, rd.s = "add";
-  dml_rt_tensor_t sv[3] = {x.v, t3.v, u6.v};
-  CHECK_ERROR(dml_rt_tensor_op("ScatterND", sv, 3, &rd, 1, &y, 1),
-              DML_STATUS_UNIMPLEMENTED, "reduction 'add'");
   pair_t frees[] = {x,    ind2, ind1, t2, t1, ind3, t3, indb, tb,
                     i32p, xt,   u6,   u2, ux, e0,   ei, ibad, tbad};
   for (size_t i = 0; i < sizeof frees / sizeof frees[0]; i++) pair_free(&frees[i]);
+  free(xv);
+}
+
+/* Values for the scatter reductions and TopK: NaN, +-inf, +-0, huge,
+ * tiny normal and ordinary values, ties (no subnormals: a GPU may flush
+ * them in Add and Mul, which the CPU does not). */
+static const float k_sc_edges[] = {NAN,    INFINITY, -INFINITY, 0.0f,   -0.0f, 1e30f,
+                                   -1e30f, 1e-30f,   3e38f,     -3e38f, 1.0f,  -1.0f,
+                                   0.5f,   2.0f,     -2.0f,     88.0f,  1.0f,  -0.0f};
+#define SC_N (sizeof k_sc_edges / sizeof k_sc_edges[0])
+
+static float *sc_values(int64_t n, int shift) {
+  float *p = (float *)malloc((size_t)(n > 0 ? n : 1) * 4);
+  for (int64_t i = 0; i < n; i++)
+    p[i] = i % 3 == 2 ? (float)((i * 7 + shift) % 9) - 4.0f /* ties */
+                      : k_sc_edges[(size_t)(i * 5 + i / (int64_t)SC_N + shift) % SC_N];
+  return p;
+}
+
+static dml_attr_t int_attr_t(const char *name, int64_t v) {
+  dml_attr_t a;
+  memset(&a, 0, sizeof a);
+  a.name = name, a.kind = DML_ATTR_INT, a.i = v;
+  return a;
+}
+
+static dml_attr_t str_attr(const char *name, const char *v) {
+  dml_attr_t a;
+  memset(&a, 0, sizeof a);
+  a.name = name, a.kind = DML_ATTR_STRING, a.s = v;
+  return a;
+}
+
+static pair_t i64_shaped(int32_t rank, const int64_t *dims, const int64_t *v) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < rank; d++) n *= dims[d];
+  pair_t f = i64_pair((uint32_t)n, v), r;
+  CHECK_OK(dml_rt_tensor_reshape(f.c, rank, dims, &r.c));
+  CHECK_OK(dml_rt_tensor_reshape(f.v, rank, dims, &r.v));
+  pair_free(&f);
+  return r;
+}
+
+/* ScatterND's and ScatterElements' reductions on the GPU against the CPU's
+ * kernels: duplicate indices (a row hit 4 times, negative forms of the
+ * same row; a row hit 40 times), every reduction, f32 edge values (bit for bit: the CPU's
+ * order of roundings), i64, u8, i32, f16 (one unit in the last place),
+ * bool, a transposed data, empty updates; the errors (an index out of
+ * range, an unknown reduction) on both devices. */
+static void test_scatter_red(void) {
+  static const char *const reds[] = {"none", "add", "mul", "max", "min"};
+  float *xv = sc_values(5 * 4 * 3, 0), *uv = sc_values(6 * 4 * 3, 7);
+  static const int64_t rows[] = {1, -4, 0, 1, 4, 1}; /* row 1 four times */
+  pair_t ind = i64_shaped(2, D(6, 1), rows);
+  static const int64_t el[] = {0, 0, 0, 4, 3, 2, -5, -4, -3, 0, 0, 0, 4, 3, 2, 0, 0, 0};
+  pair_t ind3 = i64_shaped(2, D(6, 3), el); /* element [0,0,0] three times */
+  static const dml_dtype_t dts[] = {DML_DTYPE_F32, DML_DTYPE_I64, DML_DTYPE_U8,
+                                    DML_DTYPE_I32, DML_DTYPE_F16, DML_DTYPE_BOOL};
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+    pair_t x = typed_pair(dts[d], 3, D(5, 4, 3), xv);
+    pair_t u = typed_pair(dts[d], 3, D(6, 4, 3), uv);
+    pair_t u1 = typed_pair(dts[d], 1, D(6), uv + 11);
+    for (size_t k = 0; k < sizeof reds / sizeof reds[0]; k++) {
+      dml_attr_t a = str_attr("reduction", reds[k]);
+      char w[96];
+      dml_rt_tensor_t c[3] = {x.c, ind.c, u.c}, v[3] = {x.v, ind.v, u.v};
+      snprintf(w, sizeof w, "%s [5,4,3] at [6,1], %s", dml_dtype_name(dts[d]), reds[k]);
+      compare_typed("ScatterND", c, v, 3, &a, 1, w);
+      dml_rt_tensor_t c3[3] = {x.c, ind3.c, u1.c}, v3[3] = {x.v, ind3.v, u1.v};
+      snprintf(w, sizeof w, "%s [5,4,3] at [6,3], %s", dml_dtype_name(dts[d]), reds[k]);
+      compare_typed("ScatterND", c3, v3, 3, &a, 1, w);
+    }
+    pair_free(&x);
+    pair_free(&u);
+    pair_free(&u1);
+  }
+  /* a transposed data [3, 4, 5] (rows of [4, 5]), f32 add */
+  pair_t x = pair_new(3, D(5, 4, 3), xv, 1), xt = pair_transposed(x);
+  float *uv2 = sc_values(6 * 4 * 5, 3);
+  static const int64_t r3[] = {2, -1, 0, 2, 2, 1};
+  pair_t ux = pair_new(3, D(6, 4, 5), uv2, 1), it = i64_shaped(2, D(6, 1), r3);
+  dml_attr_t add = str_attr("reduction", "add"), mul = str_attr("reduction", "mul");
+  {
+    dml_rt_tensor_t c[3] = {xt.c, it.c, ux.c}, v[3] = {xt.v, it.v, ux.v};
+    compare_typed("ScatterND", c, v, 3, &add, 1, "transposed [3,4,5] at [6,1], add");
+    compare_typed("ScatterND", c, v, 3, &mul, 1, "transposed [3,4,5] at [6,1], mul");
+  }
+  /* one row hit 40 times (as 2 and -3): 40 rounds, f32 add, mul and max */
+  {
+    int64_t many[40];
+    for (int i = 0; i < 40; i++) many[i] = i % 2 ? 2 : -3;
+    float *mv = sc_values(40 * 4 * 3, 5);
+    pair_t im = i64_shaped(2, D(40, 1), many), um = pair_new(3, D(40, 4, 3), mv, 1);
+    dml_attr_t mx = str_attr("reduction", "max");
+    dml_rt_tensor_t c[3] = {x.c, im.c, um.c}, v[3] = {x.v, im.v, um.v};
+    compare_typed("ScatterND", c, v, 3, &add, 1, "[5,4,3], row 2 hit 40 times, add");
+    compare_typed("ScatterND", c, v, 3, &mul, 1, "[5,4,3], row 2 hit 40 times, mul");
+    compare_typed("ScatterND", c, v, 3, &mx, 1, "[5,4,3], row 2 hit 40 times, max");
+    pair_free(&im);
+    pair_free(&um);
+    free(mv);
+  }
+  /* empty updates: indices [0, 1], updates [0, 4, 3] */
+  static const int64_t none1[1] = {0};
+  pair_t ie = i64_shaped(2, D(0, 1), none1), ue = pair_new(3, D(0, 4, 3), NULL, 1);
+  {
+    dml_rt_tensor_t c[3] = {x.c, ie.c, ue.c}, v[3] = {x.v, ie.v, ue.v};
+    compare_typed("ScatterND", c, v, 3, &add, 1, "[5,4,3] at [0,1], add");
+  }
+  /* ScatterElements: data [5, 4] (x's first 20), indices [3, 4] along
+   * axis 0 with duplicates in every column, along axis 1 (-1) with
+   * duplicates in rows; every reduction; f32, i64, f16, bool */
+  static const int64_t e0[] = {0, 4, -1, 2, 0, 4, 4, 2, 0, -5, 1, 2};
+  static const int64_t e1[] = {3, 3, -1, 0, 0, 1, 0, 0, 2, 2, -2, 1};
+  pair_t ie0 = i64_shaped(2, D(3, 4), e0), ie1 = i64_shaped(2, D(3, 4), e1);
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+    if (dts[d] == DML_DTYPE_U8 || dts[d] == DML_DTYPE_I32) continue;
+    pair_t xd = typed_pair(dts[d], 2, D(5, 4), xv + 20);
+    pair_t ud = typed_pair(dts[d], 2, D(3, 4), uv + 30);
+    for (size_t k = 0; k < sizeof reds / sizeof reds[0]; k++)
+      for (int ax = 0; ax < 2; ax++) {
+        dml_attr_t a[2] = {str_attr("reduction", reds[k]),
+                           int_attr_t("axis", ax ? -1 : 0)};
+        char w[96];
+        snprintf(w, sizeof w, "%s [5,4] axis %d, %s", dml_dtype_name(dts[d]), ax ? -1 : 0,
+                 reds[k]);
+        pair_t ii = ax ? ie1 : ie0;
+        dml_rt_tensor_t c[3] = {xd.c, ii.c, ud.c}, v[3] = {xd.v, ii.v, ud.v};
+        compare_typed("ScatterElements", c, v, 3, a, 2, w);
+      }
+    pair_free(&xd);
+    pair_free(&ud);
+  }
+  /* ScatterElements of a transposed data, and empty indices */
+  {
+    pair_t xs = pair_new(2, D(4, 5), xv, 1), xst = pair_transposed(xs); /* [5, 4] */
+    pair_t us = pair_new(2, D(3, 4), uv, 1);
+    dml_rt_tensor_t c[3] = {xst.c, ie0.c, us.c}, v[3] = {xst.v, ie0.v, us.v};
+    compare_typed("ScatterElements", c, v, 3, &add, 1, "transposed [5,4], add");
+    pair_t iz = i64_shaped(2, D(0, 4), none1), uz = pair_new(2, D(0, 4), NULL, 1);
+    dml_rt_tensor_t cz[3] = {xst.c, iz.c, uz.c}, vz[3] = {xst.v, iz.v, uz.v};
+    compare_typed("ScatterElements", cz, vz, 3, &mul, 1, "[5,4] by [0,4], mul");
+    pair_t fr[] = {xs, xst, us, iz, uz};
+    for (size_t i = 0; i < sizeof fr / sizeof fr[0]; i++) pair_free(&fr[i]);
+  }
+  /* the errors, on both devices */
+  static const int64_t bad[] = {0, 7, 1};
+  pair_t ib = i64_shaped(2, D(3, 1), bad), ub = pair_new(3, D(3, 4, 3), NULL, 1);
+  static const int64_t bade[] = {0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5};
+  pair_t ibe = i64_shaped(2, D(3, 4), bade), ube = pair_new(2, D(3, 4), NULL, 1);
+  pair_t x54 = pair_new(2, D(5, 4), xv, 1);
+  dml_attr_t bogus = str_attr("reduction", "xor");
+  for (int dv = 0; dv < 2; dv++) {
+    dml_rt_tensor_t y, in[3] = {dv ? x.v : x.c, dv ? ib.v : ib.c, dv ? ub.v : ub.c};
+    CHECK_ERROR(dml_rt_tensor_op("ScatterND", in, 3, &add, 1, &y, 1),
+                DML_STATUS_OUT_OF_RANGE,
+                "index 7 (at position 1) is out of range [-5, 4]");
+    CHECK_ERROR(dml_rt_tensor_op("ScatterND", in, 3, &bogus, 1, &y, 1),
+                DML_STATUS_UNIMPLEMENTED, "reduction 'xor'");
+    dml_rt_tensor_t ie_[3] = {dv ? x54.v : x54.c, dv ? ibe.v : ibe.c, dv ? ube.v : ube.c};
+    dml_attr_t a1 = int_attr_t("axis", 1);
+    CHECK_ERROR(dml_rt_tensor_op("ScatterElements", ie_, 3, &a1, 1, &y, 1),
+                DML_STATUS_OUT_OF_RANGE,
+                "index 4 (at position 4) is out of range [-4, 3]");
+  }
+  pair_t frees[] = {ind, ind3, x, xt, ux, it, ie, ue, ie0, ie1, ib, ub, ibe, ube, x54};
+  for (size_t i = 0; i < sizeof frees / sizeof frees[0]; i++) pair_free(&frees[i]);
+  free(xv);
+  free(uv);
+  free(uv2);
+}
+
+/* TopK on the GPU against the CPU, Values and Indices bit for bit. */
+static void topk_case(pair_t x, int64_t k, int64_t axis, int largest, const char *what) {
+  int64_t kv[1] = {k};
+  pair_t kp = i64_pair(1, kv);
+  dml_attr_t a[2] = {int_attr_t("axis", axis), int_attr_t("largest", largest)};
+  dml_rt_tensor_t yc[2] = {DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE},
+                  yv[2] = {yc[0], yc[1]};
+  dml_rt_tensor_t c[2] = {x.c, kp.c}, v[2] = {x.v, kp.v};
+  CHECK_OK(dml_rt_tensor_op("TopK", c, 2, a, 2, yc, 2));
+  dml_status_t e = dml_rt_tensor_op("TopK", v, 2, a, 2, yv, 2);
+  if (e) fprintf(stderr, "TopK (%s) on " TEST_GPU " failed\n", what);
+  CHECK_OK(e);
+  for (int o = 0; o < 2 && !e; o++) {
+    int64_t nc = 0, nv = 0;
+    dml_dtype_t dc, dv;
+    dml_rt_tensor_info_t ic, iv;
+    CHECK_OK(dml_rt_tensor_info(yc[o], &ic));
+    CHECK_OK(dml_rt_tensor_info(yv[o], &iv));
+    CHECK(ic.rank == iv.rank &&
+          !memcmp(ic.dims, iv.dims, sizeof(int64_t) * (size_t)ic.rank));
+    void *pc = down_raw(yc[o], &nc, &dc), *pv = down_raw(yv[o], &nv, &dv);
+    int same = nc == nv && dc == dv && !memcmp(pc, pv, (size_t)nc * dml_dtype_size(dc));
+    if (!same) {
+      g_mismatches++;
+      fprintf(stderr, "TopK (%s) output %d: " TEST_GPU " differs from the cpu\n", what,
+              o);
+      for (int64_t i = 0, shown = 0; i < nc && i < nv && shown < 4; i++) {
+        uint64_t bc, bv;
+        double xc = elem(pc, dc, i, &bc), xg = elem(pv, dv, i, &bv);
+        if (bc != bv)
+          fprintf(stderr, "  element %lld: gpu %g, cpu %g\n", (long long)i, xg, xc),
+              shown++;
+      }
+    }
+    CHECK(same);
+    free(pc);
+    free(pv);
+  }
+  for (int o = 0; o < 2; o++) {
+    if (yc[o].id) CHECK_OK(dml_rt_tensor_free(yc[o]));
+    if (yv[o].id) CHECK_OK(dml_rt_tensor_free(yv[o]));
+  }
+  pair_free(&kp);
+}
+
+/* TopK: largest and smallest, K from 0 to the axis' extent, rows of 1,
+ * 17 (padded to 32), 300 and 5000 with NaN, +-inf, +-0 and ties (lower
+ * index first), the axis first, last and in the middle, a transposed view, i64,
+ * i32, u8, f16 and bf16; K out of range on both devices. */
+static void test_topk(void) {
+  float *xv = sc_values(3 * 300, 1);
+  for (int largest = 0; largest < 2; largest++) {
+    pair_t x = pair_new(2, D(3, 300), xv, 1);
+    topk_case(x, 300, -1, largest, "[3,300] K 300");
+    topk_case(x, 7, 1, largest, "[3,300] K 7");
+    topk_case(x, 1, 1, largest, "[3,300] K 1");
+    topk_case(x, 0, 1, largest, "[3,300] K 0");
+    topk_case(x, 2, 0, largest, "[3,300] axis 0, K 2");
+    pair_free(&x);
+    pair_t x3 = pair_new(3, D(4, 17, 5), xv, 1);
+    topk_case(x3, 17, 1, largest, "[4,17,5] axis 1, K 17");
+    topk_case(x3, 5, -2, largest, "[4,17,5] axis -2, K 5");
+    pair_t x3t = pair_transposed(x3); /* [5, 17, 4] */
+    topk_case(x3t, 3, 2, largest, "transposed [5,17,4] axis 2, K 3");
+    pair_free(&x3t);
+    pair_free(&x3);
+    float *lv = sc_values(2 * 5000, largest);
+    pair_t xl = pair_new(2, D(2, 5000), lv, 1);
+    topk_case(xl, 10, 1, largest, "[2,5000] K 10");
+    pair_free(&xl);
+    free(lv);
+    pair_t x1 = pair_new(2, D(6, 1), xv, 1);
+    topk_case(x1, 1, 1, largest, "[6,1] K 1");
+    pair_free(&x1);
+    static const dml_dtype_t dts[] = {DML_DTYPE_I64, DML_DTYPE_I32, DML_DTYPE_U8,
+                                      DML_DTYPE_F16, DML_DTYPE_BF16};
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+      float big[40];
+      for (int i = 0; i < 40; i++) big[i] = xv[i] * 3.0f; /* NaN: 0 in integers */
+      big[3] = 1e30f, big[4] = -1e30f; /* the integers' extremes (clamped) */
+      pair_t xd = typed_pair(dts[d], 2, D(2, 20), big);
+      char w[64];
+      snprintf(w, sizeof w, "%s [2,20] K 9", dml_dtype_name(dts[d]));
+      topk_case(xd, 9, 1, largest, w);
+      pair_free(&xd);
+    }
+  }
+  pair_t x = pair_new(2, D(3, 5), xv, 1);
+  int64_t kv[1] = {6};
+  pair_t kp = i64_pair(1, kv);
+  for (int dv = 0; dv < 2; dv++) {
+    dml_rt_tensor_t y[2], in[2] = {dv ? x.v : x.c, dv ? kp.v : kp.c};
+    CHECK_ERROR(dml_rt_tensor_op("TopK", in, 2, NULL, 0, y, 2),
+                DML_STATUS_INVALID_ARGUMENT, "K = 6 is out of range");
+  }
+  pair_free(&x);
+  pair_free(&kp);
+  free(xv);
+}
+
+/* Outputs c and v (any float dtype) within tol * (1 + |cpu|), or both
+ * NaN, or the same infinity. */
+static void compare_tol(dml_rt_tensor_t c, dml_rt_tensor_t v, double tol,
+                        const char *what) {
+  int64_t nc = 0, nv = 0;
+  dml_dtype_t dc, dv;
+  void *pc = down_raw(c, &nc, &dc), *pv = down_raw(v, &nv, &dv);
+  CHECK(nc == nv && dc == dv);
+  int bad = 0;
+  for (int64_t i = 0; i < nc && i < nv && dc == dv; i++) {
+    uint64_t bc, bv;
+    double xc = elem(pc, dc, i, &bc), xv = elem(pv, dv, i, &bv);
+    int ok = isnan(xc) || isnan(xv)   ? isnan(xc) && isnan(xv)
+             : isinf(xc) || isinf(xv) ? xc == xv
+                                      : fabs(xv - xc) <= tol * (1 + fabs(xc));
+    if (!ok && bad++ < 3)
+      fprintf(stderr, "%s element %lld: " TEST_GPU " %.9g, cpu %.9g\n", what,
+              (long long)i, xv, xc);
+  }
+  if (bad) g_mismatches++;
+  CHECK(bad == 0);
+  free(pc);
+  free(pv);
+}
+
+/* One BatchNormalization in training mode on the CPU and the GPU with
+ * n_out outputs: Y within 1e-4 (1 + |y|) (16-bit Y: 1e-2), running_mean
+ * and running_var within 1e-5 (1 + |v|) of the CPU's (f32 statistics on
+ * the GPU, the CPU's double); with three outputs on the CPU, running_mean
+ * also against the batch mean computed here in double (within 1e-6, a
+ * 16-bit running_mean within its rounding). */
+static void bn_train_case(pair_t *in, const dml_attr_t *a, uint32_t na, uint32_t n_out,
+                          double mom, const char *what) {
+  dml_rt_tensor_t c[5], v[5], yc[3], yv[3];
+  for (int i = 0; i < 5; i++) c[i] = in[i].c, v[i] = in[i].v;
+  for (int i = 0; i < 3; i++) yc[i] = yv[i] = DML_RT_TENSOR_NONE;
+  CHECK_OK(dml_rt_tensor_op("BatchNormalization", c, 5, a, na, yc, n_out));
+  dml_status_t e = dml_rt_tensor_op("BatchNormalization", v, 5, a, na, yv, n_out);
+  if (e)
+    fprintf(stderr, "BatchNormalization training (%s) on " TEST_GPU " failed\n", what);
+  CHECK_OK(e);
+  dml_rt_tensor_info_t ix;
+  CHECK_OK(dml_rt_tensor_info(c[0], &ix));
+  for (uint32_t o = 0; o < n_out && !e; o++) {
+    char w[128];
+    snprintf(w, sizeof w, "BatchNormalization training (%s) output %u", what, o);
+    dml_rt_tensor_info_t io;
+    CHECK_OK(dml_rt_tensor_info(yv[o], &io));
+    CHECK(io.device == g_vk);
+    int half = io.dtype == DML_DTYPE_F16 || io.dtype == DML_DTYPE_BF16;
+    compare_tol(yc[o], yv[o], half ? 1e-2 : o ? 1e-5 : 1e-4, w);
+  }
+  if (n_out > 1 && !e) { /* the CPU's running_mean against a double mean */
+    int64_t nx = 0, nm = 0, nr = 0;
+    dml_dtype_t dx, dm, dr;
+    void *px = down_raw(c[0], &nx, &dx), *pm = down_raw(c[3], &nm, &dm),
+         *pr = down_raw(yc[1], &nr, &dr);
+    const int64_t C = ix.dims[1], sp = C ? nx / (ix.dims[0] * C) : 0;
+    for (int64_t ch = 0; ch < C; ch++) {
+      double s = 0, cnt = 0;
+      uint64_t b;
+      for (int64_t nn = 0; nn < ix.dims[0]; nn++)
+        for (int64_t i = 0; i < sp; i++, cnt++)
+          s += elem(px, dx, (nn * C + ch) * sp + i, &b);
+      double want = elem(pm, dm, ch, &b) * mom + s / cnt * (1 - mom),
+             got = elem(pr, dr, ch, &b);
+      const double tol = dr == DML_DTYPE_BF16  ? 8e-3 /* a 16-bit store */
+                         : dr == DML_DTYPE_F16 ? 1e-3
+                                               : 1e-6;
+      int ok = isnan(want) ? isnan(got) : fabs(got - want) <= tol * (1 + fabs(want));
+      if (!ok)
+        fprintf(stderr, "%s: cpu running_mean[%lld] %.9g, want %.9g\n", what,
+                (long long)ch, got, want);
+      CHECK(ok);
+    }
+    free(px);
+    free(pm);
+    free(pr);
+  }
+  for (uint32_t o = 0; o < n_out; o++) {
+    if (yc[o].id) CHECK_OK(dml_rt_tensor_free(yc[o]));
+    if (yv[o].id) CHECK_OK(dml_rt_tensor_free(yv[o]));
+  }
+}
+
+/* BatchNormalization with training_mode 1 (ONNX "Output case #1"): Y and
+ * the running statistics on the GPU against the CPU's kernel: X [4, 3, 5,
+ * 7] with -0, a huge value and a NaN channel, momentum and epsilon given
+ * or not, Y only and all three outputs, rows of 1 (X [6, 3]: the
+ * composed inference form) and of 200 (the fused kernel), f16 X with f32
+ * parameters (rows of 100 and of 1), bf16 X and parameters, f64 X; 4
+ * outputs refused on the GPU. */
+static void test_bn_train(void) {
+  float *xv = mixed_values(4 * 3 * 200, 0, 0, 0, 0);
+  for (int i = 0; i < 4 * 3 * 200; i++) xv[i] = xv[i] * 2.0f + (float)(i % 3);
+  float pv[3 * 4] = {1.5f,  -0.5f, 2.0f, 0.1f, -0.2f, 0.3f,
+                     0.25f, -1.0f, 3.0f, 1.0f, 0.5f,  2.5f}; /* scale, B, mean, var */
+  dml_attr_t tm = int_attr_t("training_mode", 1), all3[3];
+  all3[0] = tm;
+  memset(&all3[1], 0, sizeof all3[1]);
+  all3[1].name = "momentum", all3[1].kind = DML_ATTR_FLOAT, all3[1].f = 0.8;
+  memset(&all3[2], 0, sizeof all3[2]);
+  all3[2].name = "epsilon", all3[2].kind = DML_ATTR_FLOAT, all3[2].f = 1e-3;
+  static const struct {
+    int32_t rank;
+    int64_t dims[4];
+    dml_dtype_t dt;
+    const char *what;
+  } cases[] = {
+      {4, {4, 3, 5, 7}, DML_DTYPE_F32, "[4,3,5,7]"},
+      {2, {6, 3, 0, 0}, DML_DTYPE_F32, "[6,3]"},
+      {3, {4, 3, 200, 0}, DML_DTYPE_F32, "[4,3,200]"},
+      {3, {2, 3, 100, 0}, DML_DTYPE_F16, "f16 [2,3,100]"},
+      {2, {6, 3, 0, 0}, DML_DTYPE_F16, "f16 [6,3]"},
+      {3, {2, 3, 70, 0}, DML_DTYPE_BF16, "bf16 [2,3,70], bf16 parameters"},
+      {4, {4, 3, 5, 7}, DML_DTYPE_F64, "f64 [4,3,5,7]"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    float *x = (float *)malloc(sizeof(float) * 4 * 3 * 200);
+    memcpy(x, xv, sizeof(float) * 4 * 3 * 200);
+    if (k == 0) x[1] = -0.0f, x[2] = 1e6f;
+    pair_t in[5];
+    in[0] = cases[k].dt == DML_DTYPE_F32
+                ? pair_new(cases[k].rank, cases[k].dims, x, 1)
+                : typed_pair(cases[k].dt, cases[k].rank, cases[k].dims, x);
+    for (int j = 0; j < 4; j++)
+      in[1 + j] = cases[k].dt == DML_DTYPE_F64 || cases[k].dt == DML_DTYPE_BF16
+                      ? typed_pair(cases[k].dt, 1, D(3), pv + 3 * j)
+                      : pair_new(1, D(3), pv + 3 * j, 1);
+    bn_train_case(in, all3, 3, 3, 0.8, cases[k].what);
+    bn_train_case(in, &tm, 1, 3, 0.9, cases[k].what);
+    bn_train_case(in, all3, 3, 1, 0.8, cases[k].what);
+    if (k == 0) { /* a NaN in channel 1: that channel NaN on both */
+      pair_t xn;
+      x[5 * 7 + 3] = NAN;
+      xn = pair_new(cases[k].rank, cases[k].dims, x, 1);
+      pair_t nin[5] = {xn, in[1], in[2], in[3], in[4]};
+      bn_train_case(nin, all3, 3, 3, 0.8, "[4,3,5,7] with a NaN");
+      dml_rt_tensor_t y[4], vin[5] = {xn.v, in[1].v, in[2].v, in[3].v, in[4].v};
+      CHECK_ERROR(dml_rt_tensor_op("BatchNormalization", vin, 5, &tm, 1, y, 4),
+                  DML_STATUS_INVALID_ARGUMENT, "1 to 3 outputs");
+      pair_free(&xn);
+    }
+    for (int j = 0; j < 5; j++) pair_free(&in[j]);
+    free(x);
+  }
   free(xv);
 }
 
@@ -2676,17 +3088,31 @@ static void test_einsum(void) {
   pair_t At = pair_transposed(A); /* [4, 3] */
   pair_t tv[2] = {At, B};
   einsum_case("ji,jk->ik", tv, 2);
+  /* diagonals: a subscript repeated in one operand */
+  pair_t S3 = pair_new(2, D(3, 3), NULL, 4), bS = pair_new(3, D(2, 3, 3), NULL, 4),
+         iji = pair_new(3, D(3, 4, 3), NULL, 4), v3 = pair_new(1, D(3), NULL, 4),
+         i4 = pair_new(4, D(2, 2, 2, 5), NULL, 4), z0 = pair_new(2, D(0, 0), NULL, 4);
+  pair_t S3t = pair_transposed(S3), sv[2] = {S3, v3}, sb[2] = {bS, S3};
+  einsum_case("ii->i", &S3, 1);
+  einsum_case("ii->", &S3, 1);
+  einsum_case("ii", &S3, 1);
+  einsum_case("ii->i", &S3t, 1);
+  einsum_case("bii->bi", &bS, 1);
+  einsum_case("bii->b", &bS, 1);
+  einsum_case("iji->ji", &iji, 1);
+  einsum_case("iiij->ji", &i4, 1);
+  einsum_case("ii,i->i", sv, 2);
+  einsum_case("bii,jj->bij", sb, 2);
+  einsum_case("ii->i", &z0, 1);
   /* the errors, on both devices */
   dml_attr_t a;
   memset(&a, 0, sizeof a);
   a.name = "equation", a.kind = DML_ATTR_STRING;
   dml_rt_tensor_t y, sq[2] = {At.c, At.v}, mm[2][2] = {{A.c, A.c}, {A.v, A.v}};
-  pair_t S = pair_new(2, D(3, 3), NULL, 4);
-  dml_rt_tensor_t sqq[2] = {S.c, S.v};
   for (int dv = 0; dv < 2; dv++) {
-    a.s = "ii->i";
-    CHECK_ERROR(dml_rt_tensor_op("Einsum", &sqq[dv], 1, &a, 1, &y, 1),
-                DML_STATUS_UNIMPLEMENTED, "repeats in input 0 (a diagonal)");
+    a.s = "ii->i"; /* [4, 3]: a diagonal of unequal extents */
+    CHECK_ERROR(dml_rt_tensor_op("Einsum", &sq[dv], 1, &a, 1, &y, 1),
+                DML_STATUS_INVALID_ARGUMENT, "subscript 'i' repeats in input 0 with");
     a.s = "ij,jk->ik"; /* [3,4] x [3,4]: j is 4 and 3 */
     CHECK_ERROR(dml_rt_tensor_op("Einsum", mm[dv], 2, &a, 1, &y, 1),
                 DML_STATUS_INVALID_ARGUMENT, "subscript 'j' has extents 4 and 3");
@@ -2694,7 +3120,8 @@ static void test_einsum(void) {
     CHECK_ERROR(dml_rt_tensor_op("Einsum", &sq[dv], 1, &a, 1, &y, 1),
                 DML_STATUS_INVALID_ARGUMENT, "Einsum");
   }
-  pair_t all[] = {A, B, C, a3, b3, v4, w4, e1, e2, q, k, At, S};
+  pair_t all[] = {A, B,  C,  a3, b3,  v4, w4, e1, e2, q,
+                  k, At, S3, bS, iji, v3, i4, z0, S3t};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) pair_free(&all[i]);
 }
 
@@ -3253,8 +3680,9 @@ static void test_errors(void) {
   CHECK_ERROR(dml_rt_tensor_op("ReduceSum", &a, 1, &axes5, 1, &y, 1),
               DML_STATUS_INVALID_ARGUMENT, "(on " TEST_GPU);
   /* an op outside the library: a clear error, never a CPU fallback */
-  CHECK_ERROR(dml_rt_tensor_op("TopK", in, 2, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
-              "eager op TopK with 2 inputs is not implemented on " TEST_GPU);
+  CHECK_ERROR(dml_rt_tensor_op("LpNormalization", &a, 1, NULL, 0, &y, 1),
+              DML_STATUS_UNIMPLEMENTED,
+              "eager op LpNormalization with 1 inputs is not implemented on " TEST_GPU);
   /* an attribute value the op does not accept (the formula table's
    * attributes are taken at dispatch: test_table_ops runs other values) */
   dml_attr_t alpha = {0};
@@ -3360,6 +3788,12 @@ int main(void) {
   RUN_IF(test_norm_fused);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_nd);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN_IF(test_scatter_red);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN_IF(test_topk);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN_IF(test_bn_train);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_conv_transpose);
   CHECK(dml_rt_device_bytes(g_vk) == start);
