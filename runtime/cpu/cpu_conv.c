@@ -1897,25 +1897,32 @@ __attribute__((target("avx512f"))) static void direct_tiles(
  * bias and epilogue in registers (tile_ep_at): direct_tiles' roundings, so
  * the same bits. A last partial vector is masked. */
 #define PW_MR 6
+/* Output channels per tile in the packed path (K <= PW_PACK_K): 4 x 64
+ * positions (16 accumulators). With 16 or fewer multiply-adds per output
+ * the 6-row tiles' waste for M = 32 (36 rows computed, the last block's 4
+ * rows never stored) was 11% of the work; 4 divides mobilenet_tiny's 32
+ * and 64 (cpu_kernel_bench, 16 -> 32 at 32x32 b32, alternated: 184-188 ->
+ * 193-197 GFLOP/s; 8 x 32 tiles 175-178). */
+#define PW_PMR 4
 #define PW_NV 4
 #define PW_SC 4
-#define PW_BLOCK(NV, FULL)                                                      \
+#define PW_BLOCK_MR(MR, NV, FULL)                                               \
   {                                                                             \
     __mmask16 km[NV];                                                           \
     _Pragma("GCC unroll 4") for (int j = 0; j < (NV); j++) {                    \
       int64_t n = DML_CPU_MIN((int64_t)16, HW - (v + j) * 16);                  \
       km[j] = (__mmask16)((1u << n) - 1u);                                      \
     }                                                                           \
-    for (int64_t m0 = mlo; m0 < M_; m0 += PW_MR) {                              \
-      int rows = (int)DML_CPU_MIN((int64_t)PW_MR, M - m0);                      \
-      __m512 acc[PW_MR][NV];                                                    \
-      _Pragma("GCC unroll 6") for (int i = 0; i < PW_MR; i++)                   \
+    for (int64_t m0 = mlo; m0 < M_; m0 += (MR)) {                               \
+      int rows = (int)DML_CPU_MIN((int64_t)(MR), M - m0);                       \
+      __m512 acc[(MR)][NV];                                                     \
+      _Pragma("GCC unroll 6") for (int i = 0; i < (MR); i++)                    \
           _Pragma("GCC unroll 4") for (int j = 0; j < (NV); j++) acc[i][j] =    \
               _mm512_setzero_ps();                                              \
       for (int64_t pc = 0; pc < K; pc += DML_CPU_GEMM_KC) {                     \
         int64_t kc = DML_CPU_MIN((int64_t)DML_CPU_GEMM_KC, K - pc);             \
-        const float *arow[PW_MR];                                               \
-        _Pragma("GCC unroll 6") for (int i = 0; i < PW_MR; i++) {               \
+        const float *arow[(MR)];                                                \
+        _Pragma("GCC unroll 6") for (int i = 0; i < (MR); i++) {                \
           int64_t m = DML_CPU_MIN(m0 + i, M - 1); /* rows past M: not stored */ \
           arow[i] = ap + pc * mpad + m / 8 * 8 * kc + m % 8;                    \
         }                                                                       \
@@ -1925,14 +1932,14 @@ __attribute__((target("avx512f"))) static void direct_tiles(
           _Pragma("GCC unroll 4") for (int j = 0; j < (NV); j++) xv[j] =        \
               (FULL) ? _mm512_loadu_ps(xk + 16 * j)                             \
                      : _mm512_maskz_loadu_ps(km[j], xk + 16 * j);               \
-          _Pragma("GCC unroll 6") for (int i = 0; i < PW_MR; i++) {             \
+          _Pragma("GCC unroll 6") for (int i = 0; i < (MR); i++) {              \
             __m512 av = _mm512_set1_ps(arow[i][k * 8]);                         \
             _Pragma("GCC unroll 4") for (int j = 0; j < (NV); j++) acc[i][j] =  \
                 _mm512_fmadd_ps(av, xv[j], acc[i][j]);                          \
           }                                                                     \
         }                                                                       \
       }                                                                         \
-      _Pragma("GCC unroll 6") for (int i = 0; i < PW_MR; i++) {                 \
+      _Pragma("GCC unroll 6") for (int i = 0; i < (MR); i++) {                  \
         if (i >= rows) break;                                                   \
         float *ym = y + (m0 + i) * HW + v * 16;                                 \
         _Pragma("GCC unroll 4") for (int j = 0; j < (NV); j++) {                \
@@ -1945,6 +1952,8 @@ __attribute__((target("avx512f"))) static void direct_tiles(
       }                                                                         \
     }                                                                           \
   }
+
+#define PW_BLOCK(NV, FULL) PW_BLOCK_MR(PW_MR, NV, FULL)
 
 __attribute__((target("avx512f"))) static void pw_tiles(
     const conv_run_t *r, const conv_geo_t *g, const float *restrict x,
@@ -1972,12 +1981,12 @@ __attribute__((target("avx512f"))) static void pw_tiles(
           for (int j = 0; j < PW_SC * PW_NV; j++)
             _mm512_store_ps(xpk + k * xs + 16 * j,
                             _mm512_loadu_ps(x + vs * 16 + k * HW + 16 * j));
-      for (int64_t mb = 0; mb < M; mb += PW_MR) {
-        mlo = mb, M_ = DML_CPU_MIN(M, mb + PW_MR);
+      for (int64_t mb = 0; mb < M; mb += PW_PMR) {
+        mlo = mb, M_ = DML_CPU_MIN(M, mb + PW_PMR);
         for (int c = 0; c < PW_SC; c++) {
           const float *xb = xk0 + c * PW_NV * 16;
           v = vs + c * PW_NV;
-          PW_BLOCK(PW_NV, 1)
+          PW_BLOCK_MR(PW_PMR, PW_NV, 1)
         }
       }
       v = vs, mlo = 0, M_ = M;

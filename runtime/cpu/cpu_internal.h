@@ -153,10 +153,11 @@ int dml_cpu_dw_flat_set(int on);
  * F(2x2, 3x3) kernel where the geometry allows (cpu_conv.c, wg_plan), off
  * (0) the channel-vectorized direct kernel. Returns the previous setting. */
 int dml_cpu_conv_wg_set(int on);
-/* Tests only (not thread-safe): on (1, the default) an f32 LSTM with the
- * default activations runs each step's gate math through
- * dml_cpu_lstm_cell_f32, off (0) through the per-gate loops (the same
- * bits). Returns the previous setting. cpu_rnn.c. */
+/* Tests only (not thread-safe): on (1, the default) an f32 LSTM or GRU
+ * with the default activations runs each step's gate math through
+ * dml_cpu_lstm_cell_f32 / dml_cpu_gru_gates_f32 and dml_cpu_gru_cell_f32,
+ * off (0) through the per-gate loops (the same bits). Returns the previous
+ * setting. cpu_rnn.c. */
 int dml_cpu_rnn_fused_set(int on);
 /* Floats of a packed op(A) [M,K] / op(B) [K,N], and the packing. */
 size_t dml_cpu_sgemm_packed_a_floats(int64_t M, int64_t K);
@@ -276,6 +277,26 @@ void dml_cpu_vtanh_f32(float *x, int64_t n);
  * so the same bits; nothing is written to xr or g. H >= 0, any value. */
 void dml_cpu_lstm_cell_f32(const float *xr, const float *g, const float *P, float clip,
                            float *c, float *h, int64_t H);
+/* A GRU step's gate math for one batch row with the default activations
+ * (f = sigmoid for z and r, g = tanh for the candidate), in 16-lane
+ * vectors, two vectors (32 units) at a time with their exps interleaved;
+ * xr [3H] the row's input projection with the biases that add outside the
+ * recurrence, g [n0] its H_{t-1} R^T (gate order z, r, h; n0 = 2H without
+ * linear_before_reset, 3H with), clip the cell clip (<= 0: none), h [H]
+ * H_{t-1} in and H_t out. The same operations per value in the same order
+ * as cpu_rnn.c's per-gate loops (sigmoid and tanh of dml_cpu_vsigmoid_f32 /
+ * dml_cpu_vtanh_f32), so the same bits; H >= 0, any value.
+ * dml_cpu_gru_gates_f32 (linear_before_reset 0, before the R_h product):
+ * z and r into g[0, 2H) and, when rh is set, rh [H] = r (.) h.
+ * dml_cpu_gru_cell_f32: with hh set (linear_before_reset 0: hh [H] the
+ * (r (.) H_{t-1}) R_h^T product, z read from g) the candidate tanh(xr_h +
+ * hh) and H_t; with hh NULL (linear_before_reset 1) z, r, the candidate
+ * tanh(xr_h + r (.) (g_h + Rbh)) (Rbh [H], or NULL for none) and H_t in one
+ * pass, nothing written but h. h may not overlap xr, g, hh or Rbh. */
+void dml_cpu_gru_gates_f32(const float *xr, float *g, float clip, const float *h,
+                           float *rh, int64_t H);
+void dml_cpu_gru_cell_f32(const float *xr, const float *g, const float *hh,
+                          const float *Rbh, float clip, float *h, int64_t H);
 /* The largest of the n >= 1 f32 values at x as the scan m = x[0];
  * m = x[i] > m ? x[i] : m finds it (NaN only when x[0] is NaN), vectorized;
  * the sign of a zero maximum may differ from the scan's when +0 and -0 both

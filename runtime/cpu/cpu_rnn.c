@@ -559,6 +559,11 @@ static void rnn_dir_f32(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
    * activations are the defaults. */
   const int lstm_fused = g_rnn_fused && r->kind == K_LSTM && !r->input_forget &&
                          f->kind == A_SIGMOID && ga->kind == A_TANH && ha->kind == A_TANH;
+  /* The GRU's likewise (z, r, the candidate and H_t per row in one pass
+   * with linear_before_reset; z and r, then the rest after the R_h product,
+   * without). */
+  const int gru_fused =
+      g_rnn_fused && r->kind == K_GRU && f->kind == A_SIGMOID && ga->kind == A_TANH;
 #define SIDX(b) (r->layout ? ((b)*ND + d) * H : (d * B + (b)) * H)
 #define XROW(t, b) (r->layout ? (b)*S + (t) : (t)*B + (b))
 #define YROW(t, b) \
@@ -625,7 +630,7 @@ static void rnn_dir_f32(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
     }
     dml_cpu_sgemm_pre(0, 1, B, n0, H, 1.0f, h, H, R, H, 0.0f, hr, n0, NULL, rp0, gs,
                       p->gs_bytes);
-    if (r->kind == K_GRU) {
+    if (r->kind == K_GRU && !(gru_fused && r->lbr)) {
       /* z and r: gate order z, r, h */
       for (int64_t b = 0; b < B; b++) {
         int64_t len = sl ? dml_load_i64(sl->dtype, sl->data, (size_t)b) : S;
@@ -636,6 +641,10 @@ static void rnn_dir_f32(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
         }
         int64_t t = rev ? len - 1 - step : step;
         const float *xr = xw + (per_step ? (t - t0) * B + b : XROW(t, b)) * GH;
+        if (gru_fused) {
+          dml_cpu_gru_gates_f32(xr, g, clip, h + b * H, rh + b * H, H);
+          continue;
+        }
         for (int64_t j = 0; j < 2 * H; j++) g[j] = clipf(clip, xr[j] + g[j]);
         act_vec(f, g, 2 * H);
         if (gru_lbr0)
@@ -655,6 +664,8 @@ static void rnn_dir_f32(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
         for (int64_t j = 0; j < H; j++) g[j] = clipf(clip, xr[j] + g[j]);
         act_vec(f, g, H);
         memcpy(hb, g, (size_t)H * sizeof(float));
+      } else if (gru_fused) {
+        dml_cpu_gru_cell_f32(xr, g, gru_lbr0 ? tmp : NULL, Rbh, clip, hb, H);
       } else if (r->kind == K_GRU) {
         const float *z = g, *rg = g + H;
         if (gru_lbr0) {

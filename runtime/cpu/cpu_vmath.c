@@ -412,3 +412,105 @@ DML_CPU_CLONES void dml_cpu_lstm_cell_f32(const float *xr, const float *g, const
     vstore(h + j, &e, H - j);
   }
 }
+
+/* z and r of one GRU vector (16 lanes, n of them loaded): from the input
+ * projection xr and H_{t-1} R^T g (gate order z, r, h), each clipped,
+ * their two exps interleaved. */
+#define GRU_ZR(NU, zv, rv, xr, g, j, n)                    \
+  do {                                                     \
+    EACH(NU, {                                             \
+      v16f xz_;                                            \
+      v16f gz_;                                            \
+      v16f xrr_;                                           \
+      v16f grr_;                                           \
+      vload(&xz_, (xr) + (j)[u_], (n)[u_]);                \
+      vload(&gz_, (g) + (j)[u_], (n)[u_]);                 \
+      vload(&xrr_, (xr) + H + (j)[u_], (n)[u_]);           \
+      vload(&grr_, (g) + H + (j)[u_], (n)[u_]);            \
+      (zv)[u_] = xz_ + gz_;                                \
+      (rv)[u_] = xrr_ + grr_;                              \
+      vclip(&(zv)[u_], clip);                              \
+      vclip(&(rv)[u_], clip);                              \
+    });                                                    \
+    v16f a_[2 * (NU)];                                     \
+    EACH(NU, a_[u_] = VSIG_ARG((zv)[u_]));                 \
+    EACH(NU, a_[(NU) + u_] = VSIG_ARG((rv)[u_]));          \
+    VEXP_N(2 * (NU), a_, a_);                              \
+    EACH(NU, VSIG_FIN((zv)[u_], (zv)[u_], a_[u_]));        \
+    EACH(NU, VSIG_FIN((rv)[u_], (rv)[u_], a_[(NU) + u_])); \
+  } while (0)
+
+DML_CPU_CLONES void dml_cpu_gru_gates_f32(const float *xr, float *g, float clip,
+                                          const float *h, float *rh, int64_t H) {
+  for (int64_t j0 = 0; j0 < H; j0 += 2 * VL) {
+    int64_t j[2] = {j0, j0 + VL}, n[2] = {H - j0, H - j0 - VL};
+    v16f zv[2], rv[2];
+    if (n[1] > 0) {
+      GRU_ZR(2, zv, rv, xr, g, j, n);
+    } else {
+      GRU_ZR(1, zv, rv, xr, g, j, n);
+    }
+    for (int u = 0; u < 2 && n[u] > 0; u++) {
+      vstore(g + j[u], &zv[u], n[u]);
+      vstore(g + H + j[u], &rv[u], n[u]);
+      if (rh) {
+        v16f hv;
+        vload(&hv, h + j[u], n[u]);
+        hv = rv[u] * hv;
+        vstore(rh + j[u], &hv, n[u]);
+      }
+    }
+  }
+}
+
+/* The candidate and H_t of NU vectors: c = tanh(clip(a)) (a made by the
+ * caller in cv), h = (1 - z) c + z h. */
+#define GRU_HT(NU, zv, cv, h, j, n)                        \
+  do {                                                     \
+    v16f e_[NU];                                           \
+    EACH(NU, vclip(&(cv)[u_], clip));                      \
+    EACH(NU, e_[u_] = VTANH_ARG((cv)[u_]));                \
+    VEXP_N(NU, e_, e_);                                    \
+    EACH(NU, {                                             \
+      v16f hv_;                                            \
+      VTANH_FIN((cv)[u_], (cv)[u_], e_[u_]);               \
+      vload(&hv_, (h) + (j)[u_], (n)[u_]);                 \
+      hv_ = (1.0f - (zv)[u_]) * (cv)[u_] + (zv)[u_] * hv_; \
+      vstore((h) + (j)[u_], &hv_, (n)[u_]);                \
+    });                                                    \
+  } while (0)
+
+DML_CPU_CLONES void dml_cpu_gru_cell_f32(const float *xr, const float *g, const float *hh,
+                                         const float *Rbh, float clip, float *h,
+                                         int64_t H) {
+  for (int64_t j0 = 0; j0 < H; j0 += 2 * VL) {
+    int64_t j[2] = {j0, j0 + VL}, n[2] = {H - j0, H - j0 - VL};
+    const int nu = n[1] > 0 ? 2 : 1;
+    v16f zv[2], rv[2], cv[2];
+    if (!hh) { /* linear_before_reset: z and r here */
+      if (nu == 2)
+        GRU_ZR(2, zv, rv, xr, g, j, n);
+      else
+        GRU_ZR(1, zv, rv, xr, g, j, n);
+    }
+    for (int u = 0; u < nu; u++) {
+      v16f xh, b = {0};
+      vload(&xh, xr + 2 * H + j[u], n[u]);
+      if (hh) {
+        v16f t;
+        vload(&zv[u], g + j[u], n[u]);
+        vload(&t, hh + j[u], n[u]);
+        cv[u] = xh + t;
+      } else {
+        v16f gh;
+        vload(&gh, g + 2 * H + j[u], n[u]);
+        if (Rbh) vload(&b, Rbh + j[u], n[u]);
+        cv[u] = xh + rv[u] * (gh + b);
+      }
+    }
+    if (nu == 2)
+      GRU_HT(2, zv, cv, h, j, n);
+    else
+      GRU_HT(1, zv, cv, h, j, n);
+  }
+}

@@ -488,6 +488,11 @@ static void test_conv2d_variants(void) {
   pwrow.N = 1, pwrow.M = 10, pwrow.in[0] = pwrow.in[1] = 17;
   conv_case(pwrow, 1, NULL);
   conv_case(pwrow, 0, NULL);
+  cgeo_t pwodd = pwrow; /* packed path, K 13, M 7 (a partial 4-row tile), 19x23 */
+  pwodd.C = 13, pwodd.M = 7, pwodd.in[0] = 19, pwodd.in[1] = 23;
+  conv_case(pwodd, 1, NULL);
+  pwodd.C = 3, pwodd.M = 33, pwodd.N = 2; /* K 3, M 33 */
+  conv_case(pwodd, 1, NULL);
   cgeo_t pwdeep = pw; /* 1x1 with K = 300: two KC blocks of the packed weights */
   pwdeep.C = 300, pwdeep.M = 7;
   conv_case(pwdeep, 1, NULL);
@@ -1097,9 +1102,13 @@ static void test_conv_fused_residual(void) {
           fused_case(3, 64, 64, 1, 3, 8, 1, relu, pack);
           fused_case(2, 5, 20, 1, 3, 8, 0, relu, pack);
           fused_case(2, 16, 24, 1, 1, 12, 1, relu, pack); /* pointwise */
-          fused_case(3, 8, 8, 2, 3, 7, 1, relu, pack);    /* grouped */
-          fused_case(2, 6, 6, 6, 3, 10, 1, relu, 0);      /* depthwise */
-          fused_case(2, 6, 6, 6, 3, 32, 1, relu, 0);      /* depthwise, rows kernel */
+          /* pointwise, packed 256-position chunks: mobilenet_tiny's pw0,
+           * and odd channel counts with a partial last vector */
+          fused_case(2, 16, 32, 1, 1, 32, 1, relu, pack);
+          fused_case(2, 11, 13, 1, 1, 17, 1, relu, pack);
+          fused_case(3, 8, 8, 2, 3, 7, 1, relu, pack); /* grouped */
+          fused_case(2, 6, 6, 6, 3, 10, 1, relu, 0);   /* depthwise */
+          fused_case(2, 6, 6, 6, 3, 32, 1, relu, 0);   /* depthwise, rows kernel */
           g_fused_stride = 2;
           fused_case(2, 16, 32, 1, 3, 16, 1, relu, pack);
           fused_case(2, 16, 32, 1, 1, 32, 1, relu, pack); /* 1x1: X in place */
@@ -1133,9 +1142,15 @@ static void test_conv_fused_epilogue(void) {
           fused_case(2, 6, 6, 6, 3, 10, bn, relu, pack); /* depthwise */
           fused_case(2, 16, 17, 1, 1, 5, bn, relu, pack);
           fused_case(1, 300, 7, 1, 1, 3, bn, relu, pack); /* K > KC, M < mr */
+          /* pointwise, packed 256-position chunks, 4-row tiles: K 16, M 32
+           * (mobilenet_tiny's pw0), K 5, M 6 (a partial tile) at 18x18 */
+          fused_case(2, 16, 32, 1, 1, 32, bn, relu, pack);
+          fused_case(2, 5, 6, 1, 1, 18, bn, relu, pack);
         }
     /* ResNet-like, above the split threshold */
     fused_case(32, 16, 32, 1, 3, 32, 1, 1, 1);
+    /* mobilenet_tiny's pw0 at batch 32: images over the threads */
+    fused_case(32, 16, 32, 1, 1, 32, 1, 1, 1);
   }
   dml_cpu_set_num_threads(1);
   /* Errors: only one of scale/shift; not a Conv. */

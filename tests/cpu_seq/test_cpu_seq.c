@@ -530,15 +530,16 @@ static void rnn_pair(const rnn_case_t *k) {
       CHECK_OK(run_op_packed(k->op, in, lstm ? 8 : 6, out, lstm ? 3 : 2, at, nat));
       for (int i = 0; i < (lstm ? 3 : 2); i++)
         CHECK(memcmp(keep[i], fy[i], no[i] * sizeof(float)) == 0);
-      if (lstm) {
-        /* The LSTM's one-pass cell (dml_cpu_lstm_cell_f32, on above) against
-         * the per-gate loops: the same bits, edge values, clip and
-         * peepholes included. */
-        int prev = dml_cpu_rnn_fused_set(0);
-        for (int i = 0; i < 3; i++) memset(fy[i], 0x7f, no[i] * sizeof(float));
-        CHECK_OK(run_op(k->op, in, 8, out, 3, at, nat));
+      if (k->op != DML_OP_RNN) {
+        /* The LSTM's and the GRU's one-pass cells (dml_cpu_lstm_cell_f32,
+         * dml_cpu_gru_gates_f32 / dml_cpu_gru_cell_f32, on above) against
+         * the per-gate loops: the same bits, edge values, clip, peepholes
+         * and linear_before_reset both ways included. */
+        int nout = lstm ? 3 : 2, prev = dml_cpu_rnn_fused_set(0);
+        for (int i = 0; i < nout; i++) memset(fy[i], 0x7f, no[i] * sizeof(float));
+        CHECK_OK(run_op(k->op, in, lstm ? 8 : 6, out, nout, at, nat));
         dml_cpu_rnn_fused_set(prev);
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < nout; i++)
           CHECK(memcmp(keep[i], fy[i], no[i] * sizeof(float)) == 0);
       }
       for (int i = 0; i < (lstm ? 3 : 2); i++) free(keep[i]);
