@@ -40,7 +40,8 @@ bench/gpu/train_models.sh runs it on the GPU machine; docs/training.md
     its last (per step the batch copied to the device, forward, loss,
     backward, optimizer step). Reports the median steps/s and samples/s of
     the rounds, the load average and GPU utilization before and after, and
-    writes OUT.json.
+    writes OUT.json (after every round too, with rounds_done, so that a run
+    stopped by a time limit keeps its rounds).
 
   train_models.py table OUT1.json ...
     A markdown table of bench results.
@@ -369,7 +370,20 @@ def cmd_bench(a):
             if isinstance(o, DmlcSide):
                 o.p.kill()
                 o.p.wait()
+    def medians(done):
+        for s, d in res["sides"].items():
+            if d.get("rounds"):
+                sps = statistics.median(r["steps_per_s"] for r in d["rounds"])
+                d["steps_per_s"] = sps
+                d["samples_per_s"] = sps * meta["batch"]
+                d["spread"] = (max(r["steps_per_s"] for r in d["rounds"]) -
+                               min(r["steps_per_s"] for r in d["rounds"])) / sps
+        res["rounds_done"] = done
+        if a.json:  # after every round: a run stopped by its time limit keeps what it measured
+            json.dump(res, open(a.json, "w"), indent=1)
+
     for r in range(a.rounds):
+        medians(r)
         for s, (o, steps) in list(objs.items()):
             try:
                 n, secs, loss = o.round(steps)
@@ -386,13 +400,7 @@ def cmd_bench(a):
             rc = o.close()
             if rc:
                 res["sides"][s]["error"] = f"dml_train_bench exit status {rc}"
-    for s, d in res["sides"].items():
-        if d.get("rounds"):
-            sps = statistics.median(r["steps_per_s"] for r in d["rounds"])
-            d["steps_per_s"] = sps
-            d["samples_per_s"] = sps * meta["batch"]
-            d["spread"] = (max(r["steps_per_s"] for r in d["rounds"]) -
-                           min(r["steps_per_s"] for r in d["rounds"])) / sps
+    medians(a.rounds)
     d0 = res["sides"].get("dmlc", {}).get("first_losses") or []
     for s in ("eager", "compile"):
         ds = res["sides"].get(s, {}).get("first_losses") or []
@@ -419,8 +427,8 @@ def fmt(v, nd=1):
 
 
 def table(results):
-    rows = ["| model | params | device | side | steps/s | samples/s | × dmlc | spread | warm-up s | first losses |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| model | params | device | side | steps/s | samples/s | × dmlc | rounds | spread | warm-up s | first losses |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         base = r["sides"].get("dmlc", {}).get("steps_per_s")
         for s in ("dmlc", "eager", "compile"):
@@ -429,13 +437,14 @@ def table(results):
                 continue
             if "error" in d and not d.get("steps_per_s"):
                 rows.append(f"| {r['name']} | {r['parameters'] / 1e6:.1f}M | {r['device']} | {s} | "
-                            f"failed: {d['error'][:120]} | | | | | |")
+                            f"failed: {d['error'][:120]} | | | | | | |")
                 continue
             sps = d.get("steps_per_s")
             ratio = sps / base if sps and base else None
             fl = ", ".join(f"{v:.6g}" for v in d.get("first_losses", [])[:3])
             rows.append(f"| {r['name']} | {r['parameters'] / 1e6:.1f}M | {r['device']} | {s} | {fmt(sps, 2)} | "
-                        f"{fmt(d.get('samples_per_s'))} | {fmt(ratio, 2)} | {fmt(100 * d['spread'] if 'spread' in d else None, 0)}% | "
+                        f"{fmt(d.get('samples_per_s'))} | {fmt(ratio, 2)} | {len(d.get('rounds', []))} | "
+                        f"{fmt(100 * d['spread'] if 'spread' in d else None, 0)}% | "
                         f"{fmt(d.get('warmup_s'))} | {fl} |")
     return "\n".join(rows)
 
