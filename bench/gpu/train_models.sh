@@ -51,7 +51,7 @@
 #     bash bench/gpu/train_models.sh
 # Exit status: 0 when every model ran on every side.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
 OUT=${OUT:-/tmp/train_models_out}
 W=${WORK:-/tmp/train_models}
