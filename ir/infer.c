@@ -3103,6 +3103,20 @@ static dml_status_t infer_expand(ictx_t *c) {
   DML_RETURN_IF_ERROR(shape_from_elems(c, &e, in_t(c, 0)->dtype, &target));
   DML_RETURN_IF_ERROR(bcast(c, in_t(c, 0), &target, &o));
   set_out(c, 0, &o);
+  /* Known elements of a small integer x carry over, broadcast (torch.onnx's
+   * dynamo exporter without its optimizer writes a Conv's zero bias as
+   * Expand(0, Expand(Shape(weight)[0:1], [1])): the bias length is a
+   * shape). */
+  elems_t ex;
+  if (dml_dtype_is_int(o.dtype) && o.rank <= 1 && dml_type_is_static(&o) &&
+      elems_of(c, in_v(c, 0), &ex) == 1 && ex.n) {
+    uint32_t n = o.rank ? (uint32_t)o.dims[0].value : 1;
+    if (n <= MAX_ELEMS && (ex.n == 1 || ex.n == n)) {
+      dml_dim_t r[MAX_ELEMS];
+      for (uint32_t i = 0; i < n; i++) r[i] = ex.e[ex.n == 1 ? 0 : i];
+      return set_sym(c, 0, r, n);
+    }
+  }
   return DML_OK;
 }
 

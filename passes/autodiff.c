@@ -913,6 +913,17 @@ static void vjp_slice(ad_t *a, const dml_ir_node_t *n, V *g) {
   for (size_t i = 0; i < ns; i++) {
     int64_t axis = nax ? ax[i] : (int64_t)i, k = nsp ? sp[i] : 1;
     if (axis < 0) axis += r;
+    if (axis >= 0 && axis < r && X->type.dims[axis].sym >= 0 && k == 1 && st[i] == 0) {
+      /* [0, end) with end at or above the dim's bound: the whole axis at
+       * any run-time extent (torch.onnx's dynamo exporter writes x[:, 0]
+       * as Slice(x, 0, INT64_MAX) over the batch, then a Gather), so the
+       * gradient passes along it unchanged */
+      dml_type_t one = dml_type_unknown(X->type.dtype);
+      one.rank = 1;
+      one.dims[0] = X->type.dims[axis];
+      int64_t hi = dml_ir_type_numel_bound(a->m, &one);
+      if (hi >= 0 && en[i] >= hi) continue;
+    }
     if (axis < 0 || axis >= r || X->type.dims[axis].sym >= 0 || k == 0) {
       unsupported(a, n, "a symbolic sliced dim");
       return;
@@ -965,7 +976,9 @@ static void vjp_slice(ad_t *a, const dml_ir_node_t *n, V *g) {
     pads[axis] = lo;
     pads[r + axis] = dim - (lo + (c - 1) * m + 1);
   }
-  acc(a, X, reshape_like(a, pad_zeros(a, cur, pads), X));
+  int padded = 0;
+  for (int32_t i = 0; i < 2 * r; i++) padded |= pads[i] != 0;
+  acc(a, X, reshape_like(a, padded ? pad_zeros(a, cur, pads) : cur, X));
 }
 
 /* Split-18: dX is the concatenation of the outputs' gradients along the
@@ -1130,13 +1143,30 @@ static void vjp_concat(ad_t *a, const dml_ir_node_t *n, V *g) {
 /* Gather-13 on any axis a, indices of any rank q (scalar included):
  * g = [D[:a], I.shape, D[a+1:]]; with the index dims moved to the front
  * (Transpose), dData[a-th dim moved first] = ScatterND with reduction add
- * of g into zeros at Unsqueeze(I, -1) (indices repeat), transposed back. */
+ * of g into zeros at Unsqueeze(I, -1) (indices repeat), transposed back.
+ * One constant index i (0-D or [1]) on a static axis of length L instead:
+ * g (unsqueezed at a when 0-D) padded with i zeros before and L-1-i after
+ * along a (BERT's pooler x[:, 0]; a Pad runs on every target at any batch,
+ * the ScatterND's zeros of symbolic dims do not on the GPU targets). */
 static void vjp_gather(ad_t *a, const dml_ir_node_t *n, V *g) {
   V *D = n->inputs[0], *I = n->inputs[1];
   if (!needs(a, D)) return;
   int32_t r = D->type.rank, q = I->type.rank;
   int64_t ax = attr_i(n, "axis", 0);
   if (ax < 0) ax += r;
+  int64_t one[1];
+  size_t cnt = 0;
+  if (q <= 1 && ax >= 0 && ax < r && D->type.dims[ax].sym < 0 &&
+      const_int(I, one, 1, &cnt) && cnt == 1) {
+    int64_t L = D->type.dims[ax].value, i = one[0] < 0 ? one[0] + L : one[0];
+    if (i >= 0 && i < L) {
+      int64_t pads[2 * DML_MAX_RANK] = {0};
+      pads[ax] = i;
+      pads[r + ax] = L - 1 - i;
+      acc(a, D, pad_zeros(a, q == 0 ? unsqueeze(a, g, &ax, 1) : g, pads));
+      return;
+    }
+  }
   int64_t pg[DML_MAX_RANK], pd[DML_MAX_RANK], inv[DML_MAX_RANK];
   int32_t k = 0;
   for (int32_t i = 0; i < q; i++) pg[k++] = ax + i;

@@ -25,6 +25,13 @@
  *     tensor) becomes a constant global; the node is erased once none of
  *     its results is used.
  *
+ *  0. CastLike whose operand 1 has a known dtype becomes Cast(to = that
+ *     dtype) (the importer does this when operand 1 is an argument or a
+ *     global; after shape inference every operand's dtype is known), so
+ *     CastLike(constant, x) folds by 3 (torch.onnx's dynamo exporter
+ *     without its optimizer writes each Conv's zero bias so) and the GPU
+ *     targets, which emit Cast, need no CastLike.
+ *
  * Types must be known (run after shape-infer): nodes with an output of
  * unknown type are left alone. Nodes producing function results are not
  * folded, nor are nodes that draw random numbers (ops flagged DML_OPF_RANDOM,
@@ -39,6 +46,7 @@
 #include <string.h>
 
 #include "dml_cpu.h"
+#include "dml_ir_infer.h"
 #include "dml_passes.h"
 
 /* Largest output (elements, per result) evaluated at compile time. */
@@ -280,6 +288,35 @@ static dml_status_t materialize_sym_data(dml_ir_module_t *m, dml_ir_node_t *n) {
 
 /* ==== driver ============================================================ */
 
+/* ==== 0: CastLike -> Cast =============================================== */
+
+/* Replaces CastLike `n` by a Cast of its operand 0 to operand 1's dtype,
+ * inserted in its place (*out: the Cast, or `n` when left alone: operand 1
+ * untyped, a dtype without an ONNX code, or a function result). */
+static dml_status_t castlike_to_cast(dml_ir_module_t *m, dml_ir_node_t *n,
+                                     dml_ir_node_t **out) {
+  *out = n;
+  if (n->op != DML_OP_CAST_LIKE || n->n_inputs < 2 || !n->inputs[0] || !n->inputs[1] ||
+      n->inputs[1]->type.rank < 0 || any_function_result(n))
+    return DML_OK;
+  dml_dtype_t dt = n->inputs[1]->type.dtype;
+  int code = dml_dtype_onnx_code(dt);
+  if (code <= 0) return DML_OK;
+  dml_ir_node_t *c = NULL;
+  DML_RETURN_IF_ERROR(
+      dml_ir_node_create(n->func, DML_OP_CAST, n->name, 1, n->inputs, 1, n, &c));
+  DML_RETURN_IF_ERROR(dml_ir_node_set_attr_int(c, "to", code));
+  /* saturate / round_mode mean something for float8 targets only (Cast-19) */
+  for (uint32_t i = 0; dml_dtype_is_float8(dt) && i < n->n_attrs; i++)
+    DML_RETURN_IF_ERROR(dml_ir_node_set_attr(c, &n->attrs[i]));
+  DML_RETURN_IF_ERROR(dml_ir_infer_node(m, c));
+  c->outputs[0]->name = n->outputs[0]->name;
+  dml_ir_value_replace_all_uses(n->func, n->outputs[0], c->outputs[0]);
+  dml_ir_node_erase(n);
+  *out = c;
+  return DML_OK;
+}
+
 static int types_known(const dml_ir_node_t *n) {
   for (uint32_t i = 0; i < n->n_outputs; i++)
     if (n->outputs[i]->type.rank < 0) return 0;
@@ -289,6 +326,7 @@ static int types_known(const dml_ir_node_t *n) {
 static dml_status_t fold_function(dml_ir_module_t *m, dml_ir_function_t *f) {
   dml_ir_node_t *n = f->first;
   while (n) {
+    DML_RETURN_IF_ERROR(castlike_to_cast(m, n, &n));
     dml_ir_node_t *next = n->next;
     if (forward_identity(n) || !types_known(n)) {
       n = next;

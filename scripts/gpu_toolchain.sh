@@ -9,6 +9,9 @@
 #   bin/dmlc.real, bin/clang-16.real   build/compiler/dmlc (stripped) and
 #                                      Debian's clang-16 driver
 #   bin/dmlc, bin/clang-16             wrappers that set LD_LIBRARY_PATH to lib/
+#   bin/dml_train_bench                build/bench/train/dml_train_bench (stripped;
+#                                      libc and libm only), when built: the
+#                                      runtime side of bench/gpu/train_models.sh
 #   lib/                               the shared libraries both need beyond
 #                                      glibc and libstdc++ (ldd), copied
 # except libz3.so.4 and libxml2.so.2, which libLLVM-16 links for the static
@@ -39,6 +42,11 @@ LD_LIBRARY_PATH="\$d/../lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" exec "\$d/$b
 EOF
   chmod +x $T/bin/$b
 done
+if [ -x build/bench/train/dml_train_bench ]; then
+  strip -o $T/bin/dml_train_bench build/bench/train/dml_train_bench
+else
+  echo "gpu_toolchain.sh: note: build/bench/train/dml_train_bench is not built: left out" >&2
+fi
 skip='^(libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64|libz3|libxml2|libicu.*)\.so'
 for x in build/compiler/dmlc "$CLANG"; do
   for l in $(ldd "$x" | awk '/=>/ {print $3}'); do

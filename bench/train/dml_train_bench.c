@@ -7,6 +7,7 @@
  *   dml_train_bench PKG.dmlpkg --data DIR [--device cpu|vulkan[:N]|cuda[:N]]
  *                   [--batch-size N] [--epochs N] [--seed N] [--lr F]
  *                   [--threads N] [--limit N] [--no-shuffle]
+ *                   [--step-losses N] [--rounds-stdin]
  *
  * PKG: a training package (train_step, eval_step, forward), e.g. from
  * `dmlc compile MODEL.onnx --train --target cpu,cuda,vulkan --batch-bound
@@ -25,6 +26,16 @@
  *       for `dmlc train`)
  *   {"event":"result", ..., "test_accuracy": A, ...}  once at the end
  * --limit N: only the first N rows of each split (smoke tests).
+ * --step-losses N: also a line {"event":"step","step":S,"loss":L} for each
+ *   of the first N training steps of the run (the batch's mean loss, as
+ *   train_step returned it).
+ * --rounds-stdin: instead of --epochs, reads lines from stdin, each a
+ *   number of steps K; each is one more epoch (dml_trainer_fit continuing
+ *   the same trainer) over the first K * --batch-size training rows (at
+ *   most all of them), answered by its epoch line, flushed. "0" or the end
+ *   of stdin ends the rounds (then the test split and the result line as
+ *   usual). bench/gpu/train_models.py drives it so, interleaving its rounds
+ *   with PyTorch's in one process, with the package loaded once.
  * Exit status: 0 on success, 1 on a runtime error (printed on stderr as
  * the runtime's structured status), 2 on bad flags.
  */
@@ -48,6 +59,7 @@ static void usage(FILE *f) {
           "usage: dml_train_bench PKG.dmlpkg --data DIR|X.npy,Y.npy [--device D]\n"
           "                       [--batch-size N] [--epochs N] [--seed N] [--lr F]\n"
           "                       [--threads N] [--limit N] [--no-shuffle]\n"
+          "                       [--step-losses N] [--rounds-stdin]\n"
           "Trains a precompiled training package (plain IDX or .npy data) and prints\n"
           "per-epoch samples/s and the test accuracy as JSON lines.\n");
 }
@@ -103,7 +115,39 @@ typedef struct bench_ctx {
   int64_t batch_size;
   double sum_sps;
   int n;
+  int64_t step_losses; /* --step-losses */
 } bench_ctx_t;
+
+static int on_batch(const dml_batch_metrics_t *b, void *user) {
+  bench_ctx_t *c = (bench_ctx_t *)user;
+  if ((int64_t)b->step <= c->step_losses) {
+    printf("{\"event\":\"step\",\"step\":%" PRIu64 ",\"loss\":", b->step);
+    json_num(b->loss);
+    printf("}\n");
+    fflush(stdout);
+  }
+  return 0;
+}
+
+/* --rounds-stdin: the next round's steps from a line of stdin; 0 at "0",
+ * at the end of stdin or on a line that is not a count (said on stderr). */
+static int64_t next_round(void) {
+  char line[64];
+  if (!fgets(line, sizeof line, stdin)) return 0;
+  line[strcspn(line, "\r\n")] = 0;
+  char *end;
+  errno = 0;
+  long long k = strtoll(line, &end, 10);
+  while (*end == ' ') end++;
+  if (end == line || *end || errno || k < 0) {
+    fprintf(
+        stderr,
+        "error: dml_train_bench: --rounds-stdin: '%.40s' is not a step count; stopping\n",
+        line);
+    return 0;
+  }
+  return (int64_t)k;
+}
 
 static int on_epoch(dml_epoch_metrics_t *m, void *user) {
   bench_ctx_t *c = (bench_ctx_t *)user;
@@ -150,7 +194,8 @@ int main(int argc, char **argv) {
   const char *pkg = NULL, *data = NULL, *device = "cpu";
   int64_t batch = 32, epochs = 1, seed = 0, threads = 1, limit = 0;
   double lr = 1e-3;
-  int shuffle = 1;
+  int shuffle = 1, rounds_stdin = 0;
+  int64_t step_losses = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -186,6 +231,11 @@ int main(int argc, char **argv) {
         return 2;
       }
       i++;
+    } else if (!strcmp(a, "--step-losses")) {
+      if (!parse_i64(a, v, 0, INT64_MAX, &step_losses)) return 2;
+      i++;
+    } else if (!strcmp(a, "--rounds-stdin")) {
+      rounds_stdin = 1;
     } else if (!strcmp(a, "--no-shuffle")) {
       shuffle = 0;
     } else if (a[0] == '-' || pkg) {
@@ -246,7 +296,7 @@ int main(int argc, char **argv) {
   double t_data = now_s() - t0;
   dml_dataset_t tr = rows(&train, limit), te = rows(&test, limit);
 
-  bench_ctx_t ctx = {device, batch, 0.0, 0};
+  bench_ctx_t ctx = {device, batch, 0.0, 0, step_losses};
   dml_fit_options_t o;
   dml_fit_options_init(&o);
   o.epochs = (int32_t)epochs;
@@ -258,9 +308,26 @@ int main(int argc, char **argv) {
   o.lr.initial = lr;
   o.verbose = 0;
   o.callback = on_epoch;
+  if (step_losses > 0) o.batch_callback = on_batch;
   o.user_data = &ctx;
   t0 = now_s();
-  st = dml_trainer_fit(t, &tr, &o, &h);
+  if (!rounds_stdin) {
+    st = dml_trainer_fit(t, &tr, &o, &h);
+  } else {
+    /* one fit of one more epoch per line; h keeps the last round's epoch */
+    epochs = 0;
+    for (int64_t k; !st && (k = next_round()) > 0;) {
+      int64_t rows_all = tr.x.dims[0];
+      int64_t n = k < (rows_all + batch - 1) / batch ? k * batch : rows_all;
+      dml_dataset_t part;
+      st = dml_dataset_slice(&tr, 0, n, &part);
+      if (st) break;
+      o.epochs = (int32_t)++epochs;
+      dml_history_free(&h);
+      memset(&h, 0, sizeof h);
+      st = dml_trainer_fit(t, &part, &o, &h);
+    }
+  }
   if (st) goto out;
   double t_fit = now_s() - t0;
 

@@ -2,6 +2,7 @@
  * "kernels.cuda" package section (dml_codegen.h, docs/kernels.md "CUDA"). */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -700,6 +701,95 @@ static dml_status_t build_kernel(tmp_t *t, const char *clang, const char *ptxas,
   return DML_OK;
 }
 
+/* One kernel to build: its plan entry, form (build_kernel's `mma`) and
+ * table entry; `st` its result. */
+typedef struct kjob {
+  const dml_kernel_t *K;
+  int mode;
+  dml_kpkg_kernel_t *o;
+  dml_status_t st;
+} kjob_t;
+
+typedef struct kpool {
+  kjob_t *jobs;
+  uint32_t n, next;
+  pthread_mutex_t mu;
+  const char *clang, *ptxas;
+  uint32_t n_symbols;
+  int sm90a, ptx_sm, n_sms;
+  const int *sms;
+} kpool_t;
+
+static void *kpool_main(void *arg) {
+  kpool_t *p = (kpool_t *)arg;
+  tmp_t t;
+  dml_status_t open_st = tmp_open(&t);
+  for (;;) {
+    pthread_mutex_lock(&p->mu);
+    uint32_t i = p->next < p->n ? p->next++ : p->n;
+    pthread_mutex_unlock(&p->mu);
+    if (i >= p->n) break;
+    kjob_t *j = &p->jobs[i];
+    if (open_st) {
+      j->st =
+          dml_status_make(dml_status_code(open_st), OP, "%s", dml_status_reason(open_st));
+      continue;
+    }
+    uint8_t *code = NULL;
+    j->st = build_kernel(&t, p->clang, p->ptxas, j->K, p->n_symbols, j->mode, p->sm90a,
+                         p->ptx_sm, p->sms, p->n_sms, &code, &j->o->code_bytes);
+    j->o->code = code;
+  }
+  if (open_st)
+    dml_status_free(open_st);
+  else
+    tmp_close(&t);
+  return NULL;
+}
+
+/* Parallel clang/ptxas runs: DMLC_CUDA_JOBS (1..256) or the online CPUs
+ * (at most 64). */
+static uint32_t kpool_threads(uint32_t n_jobs) {
+  const char *e = getenv("DMLC_CUDA_JOBS");
+  char *end = NULL;
+  long v = e && *e ? strtol(e, &end, 10) : 0;
+  if (!(e && *e && !*end && v >= 1 && v <= 256)) {
+    v = sysconf(_SC_NPROCESSORS_ONLN);
+    if (v < 1) v = 1;
+    if (v > 64) v = 64;
+  }
+  return (uint32_t)v < n_jobs ? (uint32_t)v : n_jobs;
+}
+
+/* Builds the jobs (build_kernel each, on kpool_threads threads, each with
+ * its own temporary directory); the kernels' code does not depend on the
+ * thread count. Returns the error of the first job that failed (in job
+ * order, so the message does not depend on scheduling), the others freed. */
+static dml_status_t kpool_run(kpool_t *p) {
+  uint32_t nt = kpool_threads(p->n);
+  pthread_t th[256];
+  uint32_t started = 0;
+  p->next = 0;
+  pthread_mutex_init(&p->mu, NULL);
+  for (uint32_t i = 1; i < nt; i++) {
+    if (pthread_create(&th[started], NULL, kpool_main, p)) break; /* fewer threads */
+    started++;
+  }
+  kpool_main(p); /* this thread works too */
+  for (uint32_t i = 0; i < started; i++) pthread_join(th[i], NULL);
+  pthread_mutex_destroy(&p->mu);
+  dml_status_t s = DML_OK;
+  for (uint32_t i = 0; i < p->n; i++) {
+    if (!p->jobs[i].st) continue;
+    if (!s)
+      s = p->jobs[i].st;
+    else
+      dml_status_free(p->jobs[i].st);
+    p->jobs[i].st = DML_OK;
+  }
+  return s;
+}
+
 static void free_table(dml_kpkg_t *k) {
   for (uint32_t f = 0; f < k->n_functions; f++) {
     for (uint32_t i = 0; i < k->functions[f].n_kernels; i++) {
@@ -742,8 +832,6 @@ dml_status_t dml_codegen_cuda_section_fb(const dml_pkg_graph_t *g, const uint8_t
   for (int i = 0; i < n_sms; i++) sm90a |= sms[i] == 90;
   const char *clang = dml_codegen_cuda_clang();
   if (!clang) return no_clang();
-  tmp_t t;
-  DML_RETURN_IF_ERROR(tmp_open(&t));
   dml_kpkg_t k = {DML_KPKG_TARGET_CUDA, 0, NULL};
   dml_status_t s = DML_OK;
   if (g->n_functions) {
@@ -785,6 +873,19 @@ dml_status_t dml_codegen_cuda_section_fb(const dml_pkg_graph_t *g, const uint8_t
       else
         fn->n_kernels = p->n_kernels;
     }
+    kpool_t pool = {0};
+    pool.clang = clang;
+    pool.ptxas = ptxas;
+    pool.n_symbols = g->n_symbols;
+    pool.sm90a = sm90a;
+    pool.ptx_sm = ptx_sm;
+    pool.sms = sms;
+    pool.n_sms = n_sms;
+    if (!s && p->n_kernels) {
+      pool.jobs = (kjob_t *)calloc(p->n_kernels, sizeof *pool.jobs);
+      if (!pool.jobs)
+        s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+    }
     for (uint32_t i = 0; !s && i < p->n_kernels; i++) {
       const dml_kernel_t *K = &p->kernels[i];
       dml_kpkg_kernel_t *o = &fn->kernels[i];
@@ -823,18 +924,17 @@ dml_status_t dml_codegen_cuda_section_fb(const dml_pkg_graph_t *g, const uint8_t
       to_lin(K->flops, &o->flops);
       to_lin(K->bytes, &o->bytes);
       if (K->kind == DML_KK_HOST) continue; /* host nodes: no code (dml_kpkg.h) */
-      uint8_t *code = NULL;
-      s = build_kernel(&t, clang, ptxas, K, g->n_symbols,
-                       fa    ? 3
-                       : h16 ? 2
-                             : mma,
-                       sm90a, ptx_sm, sms, n_sms, &code, &o->code_bytes);
-      o->code = code;
+      kjob_t *j = &pool.jobs[pool.n++];
+      j->K = K;
+      j->mode = fa ? 3 : h16 ? 2 : mma;
+      j->o = o;
     }
+    /* the code of every kernel of the function: clang and ptxas in parallel */
+    if (!s && pool.n) s = kpool_run(&pool);
+    free(pool.jobs);
     if (s) s = dml_status_annotate(s, "function '%s'", g->functions[f].name);
     dml_kplan_release(p);
   }
-  tmp_close(&t);
   if (!s) s = dml_kpkg_encode(&k, out_bytes, out_size);
   free_table(&k);
   return s;

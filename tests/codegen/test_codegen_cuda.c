@@ -308,8 +308,10 @@ static const dml_pkg_section_t *cuda_section(dml_pkg_t *pkg, const void *bytes,
   return dml_pkg_find_section(pkg, "kernels.cuda");
 }
 
-/* The same model gives the same package bytes; PTX-only packages hold one
- * image per kernel, with ptxas two more (sm_80, sm_90 cubins). */
+/* The same model gives the same package bytes, whatever the number of
+ * clang/ptxas runs in parallel (DMLC_CUDA_JOBS: one, then three for two
+ * kernels); PTX-only packages hold one image per kernel, with ptxas two
+ * more (sm_80, sm_90 cubins). */
 static void test_section_deterministic(void) {
   size_t n1 = 0, n2 = 0;
   void *a = cg_package(k_gemm_relu, NULL, &n1);
@@ -320,8 +322,11 @@ static void test_section_deterministic(void) {
   }
   memcpy(b, a, n1);
   n2 = n1;
+  setenv("DMLC_CUDA_JOBS", "1", 1);
   CHECK_OK(dml_compile_add_kernels_arch("cuda", "ptx", 0, NULL, &a, &n1));
+  setenv("DMLC_CUDA_JOBS", "3", 1);
   CHECK_OK(dml_compile_add_kernels_arch("cuda", "ptx", 0, NULL, &b, &n2));
+  unsetenv("DMLC_CUDA_JOBS");
   CHECK(n1 == n2 && !memcmp(a, b, n1));
   dml_pkg_t pkg;
   const dml_pkg_section_t *cs = cuda_section(&pkg, a, n1);

@@ -72,6 +72,26 @@ check "samples/s ($sps) is a positive number" awk "BEGIN { exit !($sps > 0) }"
 check "--limit" "$BENCH" "$DIR/t.dmlpkg" --data "$DIR/plain" --limit 50 >"$DIR/limit.json" 2>&1
 check "--limit rows" has '"train_rows":50,"test_rows":50' "$DIR/limit.json"
 
+# --rounds-stdin (bench/gpu/train_models.py's rounds): a round per line of
+# stdin over the first K batches, in order with --no-shuffle; --step-losses
+# N: the first N steps' losses, the same as a plain run's first steps
+printf '3\n2\n0\n' | "$BENCH" "$DIR/t.dmlpkg" --data "$DIR/plain" --batch-size 16 --no-shuffle \
+  --rounds-stdin --step-losses 4 >"$DIR/rounds.json" 2>"$DIR/rounds.err"
+check "--rounds-stdin: exit 0" test $? -eq 0
+check "--rounds-stdin: two epoch lines" test "$(grep -c '"event":"epoch"' "$DIR/rounds.json")" -eq 2
+check "--rounds-stdin: 3 steps, then 2" has '"epoch":2,"epochs":2,"steps":5,' "$DIR/rounds.json"
+check "--step-losses: four step lines" test "$(grep -c '"event":"step"' "$DIR/rounds.json")" -eq 4
+check "--rounds-stdin: result line" has '"event":"result"' "$DIR/rounds.json"
+check "plain run, --step-losses 3" "$BENCH" "$DIR/t.dmlpkg" --data "$DIR/plain" --batch-size 16 \
+  --no-shuffle --step-losses 3 >"$DIR/steps.json" 2>&1
+grep '"event":"step"' "$DIR/steps.json" >"$DIR/steps_plain.txt"
+grep '"event":"step"' "$DIR/rounds.json" | head -3 >"$DIR/steps_rounds.txt"
+check "the same first step losses" cmp "$DIR/steps_plain.txt" "$DIR/steps_rounds.txt"
+printf '2\nmany\n' | "$BENCH" "$DIR/t.dmlpkg" --data "$DIR/plain" --rounds-stdin >"$DIR/r2.json" 2>"$DIR/r2.err"
+check "--rounds-stdin, a bad line: it stops, exit 0" test $? -eq 0
+check "--rounds-stdin, a bad line: message" has "'many' is not a step count" "$DIR/r2.err"
+check "--rounds-stdin, a bad line: one round" test "$(grep -c '"event":"epoch"' "$DIR/r2.json")" -eq 1
+
 # errors
 "$BENCH" "$DIR/t.dmlpkg" --data "$DIR/gz" >"$DIR/e1.txt" 2>&1
 check "gzip data: exit 1" test $? -eq 1
