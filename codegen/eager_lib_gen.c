@@ -995,19 +995,42 @@ static dml_kstmt_t *nbn_store(sched_t *s, const dml_kidx_t *j, void *ctx) {
   return st;
 }
 
+/* A serial sum over the row (the per-row form): register acc = 0, then
+ * acc += f(j) for j = 0 .. L - 1 in order (the compiled path's short-row
+ * form, schedule_norm.c). */
+static void nrow_serial(sched_t *s, dml_kblock_t *body, const dml_kidx_t *L, int32_t vj,
+                        const dml_kval_t *(*f)(sched_t *, const dml_kidx_t *, void *),
+                        void *ctx, uint32_t acc) {
+  dml_kpool_t *p = s->pool;
+  dml_kblock_add(body, stmt_let(p, acc, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(body, stmt_for(p, vj, L,
+                                stmt_set(p, acc,
+                                         dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, acc),
+                                                   f(s, dml_ki_var(p, vj), ctx)))));
+}
+
 /* The normalization kernel of x's dtype (kernel dtype kt): `given` 0 the
  * row statistics (LayerNormalization, InstanceNormalization), 1
- * BatchNormalization's (dml_eager_lib.h DML_EAGER_NORM). One workgroup of
- * DML_KROW_WG per row, the row loops and trees of schedule_rows.c. */
-static dml_status_t norm_kernel(dml_kpool_t *p, dml_kdtype_t kt, int given,
+ * BatchNormalization's (dml_eager_lib.h DML_EAGER_NORM). per_row 0: one
+ * workgroup of DML_KROW_WG per row, the row loops and trees of
+ * schedule_rows.c; 1: one invocation per row (workgroups of
+ * DML_EAGER_NM_ROW_LOCAL), serial sums in element order. */
+static dml_status_t norm_kernel(dml_kpool_t *p, dml_kdtype_t kt, int given, int per_row,
                                 dml_kernel_t *K) {
   sched_t s; /* the row helpers read its pool only */
   memset(&s, 0, sizeof s);
   s.pool = p;
   const int32_t vj = DML_KVAR_FIRST_LOOP, vt = DML_KVAR_FIRST_LOOP + 1;
   const dml_kidx_t *L = sym(p, DML_EAGER_NM_LEN);
-  const dml_kidx_t *row = iadd(p, dml_ki_var(p, DML_KVAR_WG_X),
-                               imul(p, dml_ki_var(p, vt), sym(p, DML_EAGER_NM_GRID)));
+  /* the rows of turn t: workgroup g's (g + t * GRID), or invocation i's
+   * (i + t * GRID * DML_EAGER_NM_ROW_LOCAL) */
+  const dml_kidx_t *row =
+      per_row
+          ? iadd(p, dml_ki_var(p, DML_KVAR_GID_X),
+                 imul(p, dml_ki_var(p, vt),
+                      imul(p, sym(p, DML_EAGER_NM_GRID), ic(p, DML_EAGER_NM_ROW_LOCAL))))
+          : iadd(p, dml_ki_var(p, DML_KVAR_WG_X),
+                 imul(p, dml_ki_var(p, vt), sym(p, DML_EAGER_NM_GRID)));
   const dml_kidx_t *ch = dml_ki_bin(p, DML_KI_MOD, row, sym(p, DML_EAGER_NM_C));
   /* the row's bases into u32 registers once per row */
   const uint32_t rg = 10;
@@ -1032,37 +1055,53 @@ static dml_status_t norm_kernel(dml_kpool_t *p, dml_kdtype_t kt, int given,
       dml_kblock_add(
           &body,
           stmt_let(p, r, dml_kv_load(p, r == 1 ? DML_KBUF_IN3 : DML_KBUF_IN2, at[r])));
-    dml_kblock_add(&body, dml_krow_each(&s, L, vj, nbn_store, &c));
+    dml_kblock_add(&body, per_row
+                              ? stmt_for(p, vj, L, nbn_store(&s, dml_ki_var(p, vj), &c))
+                              : dml_krow_each(&s, L, vj, nbn_store, &c));
   } else {
     const dml_kval_t *Lf = dml_kv_idx(p, DML_KT_F32, L);
     dml_kblock_add(&body, stmt_let(p, c.shift, dml_kv_const(p, 0.0f)));
     dml_kblock_add(&body, stmt_if(p, ic(p, 0), ic(p, 0), L,
                                   stmt_set(p, c.shift, nrow_x(p, &c, ic(p, 0)))));
-    dml_krow_reduce(&s, &body, L, vj, DML_KF_ADD, 0.0f, nrow_shifted, &c, 0, 0);
+    if (per_row)
+      nrow_serial(&s, &body, L, vj, nrow_shifted, &c, 0);
+    else
+      dml_krow_reduce(&s, &body, L, vj, DML_KF_ADD, 0.0f, nrow_shifted, &c, 0, 0);
     dml_kblock_add(&body, stmt_set(p, 0, dml_kv_fn(p, DML_KF_DIV, dml_kv_reg(p, 0), Lf)));
-    dml_krow_reduce(&s, &body, L, vj, DML_KF_ADD, 0.0f, nrow_sq, &c, 4, 0);
+    if (per_row)
+      nrow_serial(&s, &body, L, vj, nrow_sq, &c, 4);
+    else
+      dml_krow_reduce(&s, &body, L, vj, DML_KF_ADD, 0.0f, nrow_sq, &c, 4, 0);
     dml_kblock_add(&body, stmt_let(p, c.inv,
                                    dml_ksched_norm_inv(
                                        p, dml_kv_reg(p, 4), Lf,
                                        dml_kv_bits_f32(p, sym(p, DML_EAGER_NM_EPS)))));
-    dml_kblock_add(&body, dml_krow_each(&s, L, vj, nrow_store, &c));
+    dml_kblock_add(&body, per_row
+                              ? stmt_for(p, vj, L, nrow_store(&s, dml_ki_var(p, vj), &c))
+                              : dml_krow_each(&s, L, vj, nrow_store, &c));
   }
-  /* the rows in turns; the test is uniform over the workgroup, so the
-   * barriers inside stay in uniform control flow */
+  /* the rows in turns; in the workgroup form the test is uniform over the
+   * workgroup, so the barriers inside stay in uniform control flow (the
+   * per-row form has none) */
   dml_kstmt_t *top =
       stmt_for(p, vt, sym(p, DML_EAGER_NM_TURNS),
                stmt_if(p, NULL, row, sym(p, DML_EAGER_NM_ROWS), body.first));
   memset(K, 0, sizeof *K);
-  snprintf(K->name, sizeof K->name, "eager_%s_%s", given ? "BatchNorm" : "Norm",
+  snprintf(K->name, sizeof K->name, "eager_%s%s_%s", given ? "BatchNorm" : "Norm",
+           per_row ? "Rows" : "",
            kt == DML_KT_F32   ? "f32"
            : kt == DML_KT_F16 ? "f16"
                               : "bf16");
   K->kind = DML_KK_NORM;
-  K->local[0] = DML_KROW_WG;
   K->local[1] = K->local[2] = 1;
-  K->n_tiles = 1;
-  K->tile_elems[0] = DML_KROW_WG;
-  K->tile_dtype[0] = DML_KT_F32;
+  if (per_row) {
+    K->local[0] = DML_EAGER_NM_ROW_LOCAL;
+  } else {
+    K->local[0] = DML_KROW_WG;
+    K->n_tiles = 1;
+    K->tile_elems[0] = DML_KROW_WG;
+    K->tile_dtype[0] = DML_KT_F32;
+  }
   K->body = top;
   K->n_regs = rg + 4;
   return p->failed || !top ? dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED,
@@ -1072,22 +1111,27 @@ static dml_status_t norm_kernel(dml_kpool_t *p, dml_kdtype_t kt, int given,
 
 /* The normalization kernels: f32, f16 and bf16 x and y, each with the row
  * statistics (op LayerNormalization, 3 operands) and BatchNormalization's
- * given ones (5 operands). */
+ * given ones (5 operands), each in the workgroup-per-row and the
+ * invocation-per-row form (max_len: DML_EAGER_NM_FORM_GIVEN,
+ * DML_EAGER_NM_FORM_PER_ROW). */
 static dml_status_t emit_norm(gen_t *G) {
   static const dml_dtype_t dts[3] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16};
   static const dml_kdtype_t kts[3] = {DML_KT_F32, DML_KT_F16, DML_KT_BF16};
   dml_status_t s = DML_OK;
   for (int d = 0; d < 3 && !s; d++)
-    for (int given = 0; given < 2 && !s; given++) {
-      dml_kpool_t pool = {0};
-      dml_kernel_t K;
-      s = norm_kernel(&pool, kts[d], given, &K);
-      if (!s)
-        s = emit_words(G, &K, DML_EAGER_NM_WORDS,
-                       given ? DML_OP_BATCH_NORMALIZATION : DML_OP_LAYER_NORMALIZATION,
-                       DML_EAGER_NORM, given ? 5u : 3u, given, dts[d], dts[d], 0);
-      dml_kpool_free(&pool);
-    }
+    for (int given = 0; given < 2 && !s; given++)
+      for (int per_row = 0; per_row < 2 && !s; per_row++) {
+        dml_kpool_t pool = {0};
+        dml_kernel_t K;
+        s = norm_kernel(&pool, kts[d], given, per_row, &K);
+        const int64_t form = (given ? DML_EAGER_NM_FORM_GIVEN : 0) |
+                             (per_row ? DML_EAGER_NM_FORM_PER_ROW : 0);
+        if (!s)
+          s = emit_words(G, &K, DML_EAGER_NM_WORDS,
+                         given ? DML_OP_BATCH_NORMALIZATION : DML_OP_LAYER_NORMALIZATION,
+                         DML_EAGER_NORM, given ? 5u : 3u, form, dts[d], dts[d], 0);
+        dml_kpool_free(&pool);
+      }
   return s;
 }
 

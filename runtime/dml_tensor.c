@@ -176,6 +176,39 @@ static inline dml_status_t rule_err(dml_status_t s, dml_op_t id,
   return s ? restate(s, id, d->name) : DML_OK; /* no call on success */
 }
 
+/* The eager shape rule of call c (dml_cpu_eager_outputs), with
+ * LayerNormalization's optional outputs Mean and InvStdDev (2 or 3
+ * outputs), which the CPU's eager rule leaves out: as the op table's shape
+ * rule (ir/infer.c infer_layernorm) gives them, X's dims with those from
+ * `axis` on made 1, of the dtype `stash_type` names (ONNX code, default 1:
+ * f32). Errors: the rule's; INVALID_ARGUMENT for a stash_type dmlc has no
+ * dtype for. */
+static dml_status_t eager_outputs(dml_cpu_call_t *c) {
+  const uint32_t no = c->n_outputs;
+  if (c->op != DML_OP_LAYER_NORMALIZATION || no < 2 || no > 3 || c->n_inputs < 1)
+    return dml_cpu_eager_outputs(c);
+  c->n_outputs = 1;
+  dml_status_t s = dml_cpu_eager_outputs(c);
+  c->n_outputs = no;
+  if (s) return s;
+  const dml_tensor_t *x = &c->inputs[0];
+  const int64_t code = dml_attr_int(c->attrs, c->n_attrs, "stash_type", 1);
+  const dml_dtype_t st = dml_dtype_from_onnx_code(code);
+  if (st == DML_DTYPE_INVALID || !dml_dtype_is_float(st))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "LayerNormalization",
+                           "stash_type %lld is not an ONNX float dtype code",
+                           (long long)code);
+  int64_t axis = dml_attr_int(c->attrs, c->n_attrs, "axis", -1);
+  if (axis < 0) axis += x->rank; /* in range: the rule checked it */
+  for (uint32_t i = 1; i < no; i++) {
+    dml_tensor_t *o = &c->outputs[i];
+    o->dtype = st;
+    o->rank = x->rank;
+    for (int32_t d = 0; d < x->rank; d++) o->dims[d] = d < axis ? x->dims[d] : 1;
+  }
+  return DML_OK;
+}
+
 /* Error s of a step of op `id` run as other ops (CastLike as Cast, Sum as
  * Add, ...) named by op `id`, reason and details kept. */
 static dml_status_t as_op(dml_status_t s, dml_op_t id) {
@@ -593,7 +626,7 @@ static dml_status_t run_host(dml_rt_device_t *d, dml_op_t opid, const dml_tensor
     for (uint32_t i = 0; i < n_out; i++) y[i] = fixed_out[i];
   } else {
     call.output_capacity = cap;
-    DML_RETURN_IF_ERROR(rule_err(dml_cpu_eager_outputs(&call), opid, d));
+    DML_RETURN_IF_ERROR(rule_err(eager_outputs(&call), opid, d));
     call.output_capacity = NULL;
   }
   uint64_t bytes[DML_MAX_EAGER_OUTPUTS];
@@ -1500,7 +1533,7 @@ static dml_status_t rule_dims_n(const dml_rt_device_t *dev, dml_op_t id, slot_t 
   call.output_capacity = cap;
   call.attrs = attrs;
   call.n_attrs = n_attrs;
-  if (!e) e = rule_err(dml_cpu_eager_outputs(&call), id, dev);
+  if (!e) e = rule_err(eager_outputs(&call), id, dev);
   for (uint32_t j = 0; j < n; j++) free(owned[j]);
   return e;
 }
@@ -2009,9 +2042,16 @@ dml_status_t dml_rt_eager_norm(dml_rt_device_t *dev, dml_op_t id, dml_rt_tensor_
   if (nm->bias.id) DML_RETURN_IF_ERROR(get(nm->bias, opn, &bs));
   const dml_op_t row =
       nm->given ? DML_OP_BATCH_NORMALIZATION : DML_OP_LAYER_NORMALIZATION;
-  int32_t k = eager_find_t(dev, row, nm->given ? 5u : 3u, xs->dtype, xs->dtype);
-  if (k < 0 || dev->lib[k].kind != DML_EAGER_NORM || !dev->mem->run_kernel_bufs)
-    return DML_OK; /* composed instead */
+  /* the form: a workgroup per row, or an invocation per short row */
+  const int per_row = nm->len < DML_EAGER_NM_SHORT;
+  const int64_t form = (nm->given ? DML_EAGER_NM_FORM_GIVEN : 0) |
+                       (per_row ? DML_EAGER_NM_FORM_PER_ROW : 0);
+  int32_t k = -1;
+  LIB_ROWS(dev, row, kk)
+  if (dev->lib[kk].kind == DML_EAGER_NORM && dev->lib[kk].dtype == (uint32_t)xs->dtype &&
+      dev->lib[kk].max_len == form)
+    k = (int32_t)kk;
+  if (k < 0 || !dev->mem->run_kernel_bufs) return DML_OK; /* composed instead */
   *done = 1;
   if (!is_contig(xs) || ss->dtype != DML_DTYPE_F32 || (bs && bs->dtype != DML_DTYPE_F32))
     return dml_status_make(DML_STATUS_INTERNAL, opn,
@@ -2040,12 +2080,15 @@ dml_status_t dml_rt_eager_norm(dml_rt_device_t *dev, dml_op_t id, dml_rt_tensor_
   e = get(*out, opn, &ys);
   uint32_t pc[DML_EAGER_NM_WORDS];
   memset(pc, 0, sizeof pc);
-  uint64_t grid = nm->rows > 65535 ? 65535 : (uint64_t)nm->rows;
+  /* workgroups: one per row, or one per DML_EAGER_NM_ROW_LOCAL rows */
+  const uint64_t per_wg = per_row ? DML_EAGER_NM_ROW_LOCAL : 1;
+  const uint64_t wgs = ((uint64_t)nm->rows + per_wg - 1) / per_wg;
+  uint64_t grid = wgs > 65535 ? 65535 : wgs;
   float ef = (float)nm->eps;
   pc[DML_EAGER_NM_ROWS] = (uint32_t)nm->rows;
   pc[DML_EAGER_NM_LEN] = (uint32_t)nm->len;
   pc[DML_EAGER_NM_GRID] = (uint32_t)grid;
-  pc[DML_EAGER_NM_TURNS] = (uint32_t)(((uint64_t)nm->rows + grid - 1) / grid);
+  pc[DML_EAGER_NM_TURNS] = (uint32_t)((wgs + grid - 1) / grid);
   pc[DML_EAGER_NM_C] = (uint32_t)C;
   pc[DML_EAGER_NM_X_OFF] = (uint32_t)xs->offset;
   pc[DML_EAGER_NM_S_OFF] = (uint32_t)ss->offset;

@@ -143,11 +143,14 @@ static dml_status_t via_f32(dml_op_t id, dml_dtype_t dt, const dml_rt_tensor_t *
   return e;
 }
 
-/* (x - mean) / sqrt(mean((x - mean)^2) + eps) over `axes` (x f32 or f64):
- * ReduceMean, Sub, Mul, ReduceMean, Add, Sqrt, Div (7 dispatches). */
-static dml_status_t standardize(dml_rt_device_t *dev, dml_rt_tensor_t x, dml_dtype_t dt,
-                                const int64_t *axes, uint32_t na, double eps,
-                                dml_rt_tensor_t *out) {
+/* The moments of x (f32 or f64, of dtype dt) over `axes`, kept as dims of
+ * 1: *mean = ReduceMean(x), *dev = x - mean, *sd = sqrt(ReduceMean(dev^2)
+ * + eps) (ReduceMean, Sub, Mul, ReduceMean, Add, Sqrt: 6 dispatches).
+ * mean may be NULL (dropped). */
+static dml_status_t moments(dml_rt_device_t *dev, dml_rt_tensor_t x, dml_dtype_t dt,
+                            const int64_t *axes, uint32_t na, double eps,
+                            dml_rt_tensor_t *mean_out, dml_rt_tensor_t *dev_out,
+                            dml_rt_tensor_t *sd_out) {
   dml_attr_t a[2] = {ints_attr("axes", axes, na), int_attr("keepdims", 1)};
   dml_rt_tensor_t mean = NONE, d = NONE, sq = NONE, var = NONE, ep = NONE;
   dml_status_t e = op1("ReduceMean", x, a, 2, &mean);
@@ -164,12 +167,29 @@ static dml_status_t standardize(dml_rt_device_t *dev, dml_rt_tensor_t x, dml_dty
       var = s;
     }
   }
-  if (!e) e = op2("Div", d, var, out);
+  if (!e) {
+    if (mean_out) *mean_out = mean, mean = NONE;
+    *dev_out = d, *sd_out = var;
+    d = var = NONE;
+  }
   drop(&mean);
   drop(&d);
   drop(&sq);
   drop(&var);
   drop(&ep);
+  return e;
+}
+
+/* (x - mean) / sqrt(mean((x - mean)^2) + eps) over `axes` (x f32 or f64):
+ * moments, then Div (7 dispatches). */
+static dml_status_t standardize(dml_rt_device_t *dev, dml_rt_tensor_t x, dml_dtype_t dt,
+                                const int64_t *axes, uint32_t na, double eps,
+                                dml_rt_tensor_t *out) {
+  dml_rt_tensor_t d = NONE, sd = NONE;
+  dml_status_t e = moments(dev, x, dt, axes, na, eps, NULL, &d, &sd);
+  if (!e) e = op2("Div", d, sd, out);
+  drop(&d);
+  drop(&sd);
   return e;
 }
 
@@ -314,9 +334,6 @@ static dml_status_t instance_norm(dml_rt_device_t *dev, const dml_rt_tensor_t *i
   return DML_OK;
 }
 
-/* The shortest row the fused normalization kernel takes (norm_fused). */
-#define NORM_MIN_ROW 64
-
 /* *out = t as a contiguous f32 tensor (t itself with one more reference
  * when it is one already; else a Cast and/or a copy on the device). */
 static dml_status_t f32_dense(dml_rt_tensor_t t, dml_rt_tensor_t *out) {
@@ -403,11 +420,6 @@ static dml_status_t norm_fused(dml_rt_device_t *dev, dml_op_t id,
   }
   nm.channels = ln ? 1 : x->dims[1];
   nm.given = bn;
-  /* rows shorter than a quarter workgroup: the kernel would leave most of
-   * each row's workgroup idle (BatchNormalization of [1024, 512], rows of
-   * 1: 1.7 s on lavapipe); the composition's elementwise and short-row
-   * reduction kernels take them */
-  if (nm.len < NORM_MIN_ROW) return DML_OK;
   dml_rt_tensor_t p[4] = {NONE, NONE, NONE, NONE}, pk = NONE, xc = NONE, t = NONE;
   dml_status_t e = DML_OK;
   if (ln) { /* scale and B broadcast to the normalized dims, dense f32 */
@@ -558,6 +570,58 @@ static dml_status_t bn_train(dml_rt_device_t *dev, const dml_rt_tensor_t *in, ui
     for (uint32_t o = 0; o < n_out; o++) drop(&out[o]);
   dml_rt_tensor_t all[] = {xs, ct, mean, d, var, bm, bv};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) drop(&all[i]);
+  return e;
+}
+
+/* LayerNormalization with its optional outputs Mean and InvStdDev (n_out
+ * 2 or 3; dims and dtype as the shape rule gives them, stash_type's): Y as
+ * the op of one output (the fused kernel), the statistics composed on x
+ * (f16/bf16 cast to f32 first): moments' 6 dispatches, Reciprocal for
+ * InvStdDev, and a Cast to the stash dtype where it is not x's compute
+ * dtype. The statistics are the two-pass mean and variance of the f32 (f64)
+ * data, not shifted as the kernel's: they agree with Y's to rounding. */
+static dml_status_t layer_norm_stats(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                                     uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                                     const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out,
+                                     uint32_t n_out) {
+  const dml_op_t id = DML_OP_LAYER_NORMALIZATION;
+  dml_tensor_t y[3];
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, y, n_out));
+  int64_t axis = dml_attr_int(attrs, na, "axis", -1);
+  if (axis < 0) axis += x->rank; /* in range: the rule checked it */
+  int64_t axes[DML_MAX_RANK];
+  uint32_t nax = 0;
+  for (int64_t d = axis; d < x->rank; d++) axes[nax++] = d;
+  const dml_dtype_t ct = x->dtype == DML_DTYPE_F64 ? DML_DTYPE_F64 : DML_DTYPE_F32;
+  dml_rt_tensor_t xs = NONE, mean = NONE, d = NONE, sd = NONE, inv = NONE;
+  for (uint32_t o = 0; o < n_out; o++) out[o] = NONE;
+  dml_status_t e = dml_rt_tensor_op(dml_op_name(id), in, n, attrs, na, &out[0], 1);
+  if (!e && x->dtype != ct) {
+    e = cast(in[0], ct, &xs);
+  } else if (!e) {
+    e = dml_rt_tensor_retain(in[0]);
+    if (!e) xs = in[0];
+  }
+  if (!e)
+    e = moments(dev, xs, ct, axes, nax, dml_attr_float(attrs, na, "epsilon", 1e-5), &mean,
+                &d, &sd);
+  if (!e && n_out > 2) e = op1("Reciprocal", sd, NULL, 0, &inv);
+  dml_rt_tensor_t st[2] = {mean, inv};
+  for (uint32_t o = 1; o < n_out && !e; o++) {
+    if (y[o].dtype == ct) {
+      out[o] = st[o - 1];
+      st[o - 1] = NONE;
+    } else {
+      e = cast(st[o - 1], y[o].dtype, &out[o]);
+    }
+  }
+  drop(&st[0]);
+  drop(&st[1]);
+  drop(&xs);
+  drop(&d);
+  drop(&sd);
+  if (e)
+    for (uint32_t o = 0; o < n_out; o++) drop(&out[o]);
   return e;
 }
 
@@ -2530,6 +2594,8 @@ dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
     e = bn_train(dev, in, n_in, attrs, n_attrs, &x, out, n_out);
   else if (id == DML_OP_TOP_K)
     e = top_k(dev, in, n_in, attrs, n_attrs, &x, out, n_out);
+  else if (id == DML_OP_LAYER_NORMALIZATION && (n_out == 2 || n_out == 3))
+    e = layer_norm_stats(dev, in, n_in, attrs, n_attrs, &x, out, n_out);
   else if (id != DML_OP_SPLIT && n_out != 1)
     e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
                         "%u outputs: the GPU's eager %s gives its first output only in "

@@ -2126,7 +2126,7 @@ static pair_t pair_reversed(pair_t p) {
 /* The fused normalization kernels (dml_eager_lib.h DML_EAGER_NORM) against
  * the CPU beyond test_norm_pool's cases: rows longer than 65,535 elements
  * (the workgroup's strided loops), more rows than 65,535 workgroups (the
- * rows' turns; rows of 3 composed instead), x a transposed view, scale and B reversed
+ * rows' turns; rows of 3 in the per-row form), x a transposed view, scale and B reversed
  * views and a broadcast [1] scale, no B, an empty x, BatchNormalization of rank 2 (rows
  * of 1) and of rows of 70,001, f16 and bf16 with B; each by the accumulating ops'
  * tolerance. */
@@ -2149,8 +2149,8 @@ static void test_norm_fused(void) {
   composed_case("LayerNormalization", r, 3, NULL, 0, 1, "[70000,3]");
   composed_case("LayerNormalization", r, 2, NULL, 0, 1, "[70000,3], no B");
   for (int j = 0; j < 3; j++) pair_free(&r[j]);
-  /* rows of 3 are composed (shorter than NORM_MIN_ROW); 70,000 rows of 64
-   * take the kernel's turns */
+  /* rows of 3 take the per-row form (shorter than DML_EAGER_NM_SHORT,
+   * test_norm_short); 70,000 rows of 64 the workgroup form's turns */
   float *x64 = (float *)malloc((size_t)70000 * 64 * 4);
   for (int64_t i = 0; i < 70000 * 64; i++)
     x64[i] = i % 9973 == 5 ? eo_edges[(size_t)(i / 9973) % 9]
@@ -2236,6 +2236,221 @@ static void test_norm_fused(void) {
   free(xt);
   free(xr);
   free(xl);
+  free(sl);
+  free(bl);
+}
+
+/* The normalization kernels' per-row form (rows shorter than
+ * DML_EAGER_NM_SHORT, dml_eager_lib.h DML_EAGER_NM_FORM_PER_ROW: one
+ * invocation per row) and the workgroup form around it, against the CPU:
+ * LayerNormalization rows of 1, 2, 63, 64 and 65 with the edge values (NaN,
+ * +-inf, -0, subnormals) in some rows, InstanceNormalization of spatial
+ * extents 1, 2 and 63, BatchNormalization of rows of 1 (rank 2), 2, 63 and
+ * 65, 70,000 x 64 rows of 1 (more than 65,535 workgroups of the per-row
+ * form: two turns), f16 and bf16 rows of 2 and 63; the library holds both
+ * forms of each dtype. */
+static void test_norm_short(void) {
+  static const dml_dtype_t kdt[3] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16};
+  for (int d = 0; d < 3; d++)
+    for (int64_t form = 0; form < 4; form++) {
+      int have = 0;
+      for (uint32_t k = 0; k < dml_eager_spirv_count; k++)
+        have |= dml_eager_spirv[k].kind == DML_EAGER_NORM &&
+                dml_eager_spirv[k].dtype == (uint32_t)kdt[d] &&
+                dml_eager_spirv[k].max_len == form;
+      if (!have)
+        fprintf(stderr, "no normalization row of %s, form %lld\n", dml_dtype_name(kdt[d]),
+                (long long)form);
+      CHECK(have);
+    }
+  static const int64_t lens[5] = {1, 2, 63, 64, 65};
+  float *sl = mixed_values(65, 0, 0, 0, 0), *bl = mixed_values(65, 0, 0, 0, 0);
+  for (int i = 0; i < 5; i++) {
+    const int64_t L = lens[i], R = 37;
+    /* rows apart in value (no ill-conditioned row), an edge value (NaN,
+     * +-inf, +-0, subnormals, 1e-30: the first 9; the large finite ones
+     * overflow the f32 statistics where the CPU's double do not) in every
+     * 11th element (whole rows of them for L = 1) */
+    float *x = mixed_values(R * L, 3, 11, 0, 9);
+    for (int64_t j = 0; j < R * L; j++)
+      if ((j - 3) % 11) x[j] = rnd() * 0.25f + (float)(j % 3) * 2 - 2;
+    char w[64];
+    snprintf(w, sizeof w, "[%lld,%lld]", (long long)R, (long long)L);
+    pair_t t[3] = {pair_new(2, D(R, L), x, 1), pair_new(1, D(L), sl, 1),
+                   pair_new(1, D(L), bl, 1)};
+    composed_case("LayerNormalization", t, 3, NULL, 0, 1, w);
+    composed_case("LayerNormalization", t, 2, NULL, 0, 1, w);
+    /* BatchNormalization of [37, 1, L]: rows of L, one channel; of [R, L]
+     * (rank 2): rows of 1, L channels */
+    float pv[4] = {0.75f, -0.5f, 0.25f, 2.0f};
+    pair_t bp[4];
+    for (int j = 0; j < 4; j++) bp[j] = pair_new(1, D(1), &pv[j], 1);
+    pair_t b3[5] = {{DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE}, bp[0], bp[1], bp[2], bp[3]};
+    CHECK_OK(dml_rt_tensor_reshape(t[0].c, 3, D(R, 1, L), &b3[0].c));
+    CHECK_OK(dml_rt_tensor_reshape(t[0].v, 3, D(R, 1, L), &b3[0].v));
+    composed_case("BatchNormalization", b3, 5, NULL, 0, 1, w);
+    pair_t i3[3] = {b3[0], bp[0], bp[1]};
+    composed_case("InstanceNormalization", i3, 3, NULL, 0, 1, w);
+    pair_free(&b3[0]);
+    for (int j = 0; j < 4; j++) pair_free(&bp[j]);
+    float *pl = mixed_values(4 * L, 0, 0, 0, 0);
+    for (int64_t j = 0; j < L; j++) pl[3 * L + j] = fabsf(pl[3 * L + j]) + 0.5f;
+    pair_t b2[5] = {t[0], pair_new(1, D(L), pl, 1), pair_new(1, D(L), pl + L, 1),
+                    pair_new(1, D(L), pl + 2 * L, 1), pair_new(1, D(L), pl + 3 * L, 1)};
+    composed_case("BatchNormalization", b2, 5, NULL, 0, 1, w);
+    for (int j = 1; j < 5; j++) pair_free(&b2[j]);
+    free(pl);
+    for (int j = 0; j < 3; j++) pair_free(&t[j]);
+    /* f16 and bf16 rows (f32 statistics) */
+    for (int h = 1; h < 3 && (L == 2 || L == 63); h++) {
+      char wh[80];
+      snprintf(wh, sizeof wh, "%s %s", dml_dtype_name(kdt[h]), w);
+      pair_t th[3] = {typed_pair(kdt[h], 2, D(R, L), x), typed_pair(kdt[h], 1, D(L), sl),
+                      typed_pair(kdt[h], 1, D(L), bl)};
+      composed_case("LayerNormalization", th, 3, NULL, 0, 1, wh);
+      for (int j = 0; j < 3; j++) pair_free(&th[j]);
+    }
+    free(x);
+  }
+  /* 70,000 x 64 rows of 1: 4,480,000 rows, 70,000 workgroups of 64 rows,
+   * two turns of 65,535 */
+  {
+    float *x = mixed_values((int64_t)70000 * 64, 5, 9973, 0, 9);
+    float *pl = mixed_values(4 * 64, 0, 0, 0, 0);
+    for (int j = 0; j < 64; j++) pl[3 * 64 + j] = fabsf(pl[3 * 64 + j]) + 0.5f;
+    pair_t b2[5] = {pair_new(2, D(70000, 64), x, 1), pair_new(1, D(64), pl, 1),
+                    pair_new(1, D(64), pl + 64, 1), pair_new(1, D(64), pl + 128, 1),
+                    pair_new(1, D(64), pl + 192, 1)};
+    composed_case("BatchNormalization", b2, 5, NULL, 0, 1, "[70000,64], rows of 1");
+    for (int j = 0; j < 5; j++) pair_free(&b2[j]);
+    free(pl);
+    free(x);
+  }
+  free(sl);
+  free(bl);
+}
+
+/* LayerNormalization with its optional outputs Mean and InvStdDev (2 and
+ * 3 outputs) on the CPU and the device: the same dims ([.., 1, ..] from
+ * `axis` on) and dtype (stash_type's, f32), values within the accumulating
+ * ops' tolerance (agree), each also against the CPU on subnormals flushed;
+ * Y as the one-output op gives it. */
+static void ln_stats_case(const pair_t *in, uint32_t n, const dml_attr_t *a, uint32_t na,
+                          uint32_t n_out, const char *what) {
+  dml_rt_tensor_t c[3], v[3], fl[3], yc[3], yv[3], yf[3], y1;
+  for (uint32_t j = 0; j < n; j++) {
+    c[j] = in[j].c, v[j] = in[j].v;
+    dml_rt_tensor_info_t ij;
+    CHECK_OK(dml_rt_tensor_info(in[j].c, &ij));
+    int64_t cnt = 0;
+    float *p = down(in[j].c, &cnt);
+    fl[j] = flushed(ij.rank, ij.dims, p);
+    free(p);
+  }
+  CHECK_OK(dml_rt_tensor_op("LayerNormalization", c, n, a, na, yc, n_out));
+  CHECK_OK(dml_rt_tensor_op("LayerNormalization", fl, n, a, na, yf, n_out));
+  CHECK_OK(dml_rt_tensor_op("LayerNormalization", v, n, a, na, yv, n_out));
+  CHECK_OK(dml_rt_tensor_op("LayerNormalization", v, n, a, na, &y1, 1));
+  int bad = 0;
+  for (uint32_t o = 0; o < n_out; o++) {
+    dml_rt_tensor_info_t ic, iv;
+    CHECK_OK(dml_rt_tensor_info(yc[o], &ic));
+    CHECK_OK(dml_rt_tensor_info(yv[o], &iv));
+    CHECK(ic.dtype == DML_DTYPE_F32 && iv.dtype == DML_DTYPE_F32 && ic.rank == iv.rank &&
+          !memcmp(ic.dims, iv.dims, sizeof(int64_t) * (size_t)ic.rank));
+    int64_t nc = 0, nv = 0, nf = 0, n1 = 0;
+    float *pc = down(yc[o], &nc), *pv = down(yv[o], &nv), *pf = down(yf[o], &nf);
+    float *p1 = o == 0 ? down(y1, &n1) : NULL;
+    for (int64_t i = 0; i < nc && i < nv; i++) {
+      int ok = agree(pv[i], pc[i], DML_OP_LAYER_NORMALIZATION) ||
+               (i < nf && agree(pv[i], pf[i], DML_OP_LAYER_NORMALIZATION));
+      if (p1 && i < n1 && memcmp(&p1[i], &pv[i], 4)) ok = 0; /* Y: the op's */
+      if (!ok && bad++ < 3)
+        fprintf(stderr,
+                "LayerNormalization (%s) output %u element %lld: " TEST_GPU
+                " %.9g, cpu %.9g\n",
+                what, o, (long long)i, pv[i], pc[i]);
+    }
+    free(pc);
+    free(pv);
+    free(pf);
+    free(p1);
+    CHECK_OK(dml_rt_tensor_free(yc[o]));
+    CHECK_OK(dml_rt_tensor_free(yf[o]));
+    CHECK_OK(dml_rt_tensor_free(yv[o]));
+  }
+  CHECK_OK(dml_rt_tensor_free(y1));
+  for (uint32_t j = 0; j < n; j++) CHECK_OK(dml_rt_tensor_release(fl[j]));
+  if (bad) g_mismatches++;
+  CHECK(bad == 0);
+}
+
+/* LayerNormalization's Mean and InvStdDev (ln_stats_case): rows of 1, 63
+ * and 65 with the edge values, axis 1 of a rank-3 x, no B, 2 outputs; an
+ * f16 x (f32 statistics: the dtype only, its values by test_dtypes' f16
+ * tolerance elsewhere); a stash_type that names no float dtype refused on
+ * both devices. */
+static void test_ln_stats(void) {
+  static const int64_t lens[3] = {1, 63, 65};
+  float *sl = mixed_values(65 * 4, 0, 0, 0, 0), *bl = mixed_values(65 * 4, 0, 0, 0, 0);
+  for (int i = 0; i < 3; i++) {
+    const int64_t L = lens[i], R = 23;
+    float *x = mixed_values(R * L, 2, 7, 0, 9); /* test_norm_short's edges */
+    char w[64];
+    snprintf(w, sizeof w, "[%lld,%lld]", (long long)R, (long long)L);
+    pair_t t[3] = {pair_new(2, D(R, L), x, 1), pair_new(1, D(L), sl, 1),
+                   pair_new(1, D(L), bl, 1)};
+    ln_stats_case(t, 3, NULL, 0, 3, w);
+    ln_stats_case(t, 2, NULL, 0, 2, w);
+    for (int j = 0; j < 3; j++) pair_free(&t[j]);
+    free(x);
+  }
+  {
+    float *x = mixed_values(3 * 4 * 65, 1, 13, 0, 9);
+    dml_attr_t ax;
+    memset(&ax, 0, sizeof ax);
+    ax.name = "axis", ax.kind = DML_ATTR_INT, ax.i = 1;
+    pair_t t[3] = {pair_new(3, D(3, 4, 65), x, 1), pair_new(2, D(4, 65), sl, 1),
+                   pair_new(1, D(65), bl, 1)};
+    ln_stats_case(t, 3, &ax, 1, 3, "[3,4,65] axis 1");
+    /* the statistics' dims: [3, 1, 1] */
+    dml_rt_tensor_t y[3];
+    dml_rt_tensor_t v[3] = {t[0].v, t[1].v, t[2].v};
+    CHECK_OK(dml_rt_tensor_op("LayerNormalization", v, 3, &ax, 1, y, 3));
+    dml_rt_tensor_info_t im;
+    CHECK_OK(dml_rt_tensor_info(y[2], &im));
+    CHECK(im.rank == 3 && im.dims[0] == 3 && im.dims[1] == 1 && im.dims[2] == 1);
+    for (int o = 0; o < 3; o++) CHECK_OK(dml_rt_tensor_free(y[o]));
+    /* stash_type 7 (int64): refused on both */
+    dml_attr_t bad[2] = {ax, ax};
+    bad[1].name = "stash_type", bad[1].i = 7;
+    dml_rt_tensor_t c[3] = {t[0].c, t[1].c, t[2].c};
+    CHECK_ERROR(dml_rt_tensor_op("LayerNormalization", c, 3, bad, 2, y, 3),
+                DML_STATUS_INVALID_ARGUMENT, "stash_type");
+    CHECK_ERROR(dml_rt_tensor_op("LayerNormalization", v, 3, bad, 2, y, 3),
+                DML_STATUS_INVALID_ARGUMENT, "stash_type");
+    for (int j = 0; j < 3; j++) pair_free(&t[j]);
+    free(x);
+  }
+  { /* f16 x: Y f16, Mean and InvStdDev f32 (stash_type 1) on both */
+    float *x = mixed_values(5 * 63, 0, 0, 0, 0);
+    pair_t th[2] = {typed_pair(DML_DTYPE_F16, 2, D(5, 63), x),
+                    typed_pair(DML_DTYPE_F16, 1, D(63), sl)};
+    for (int dev = 0; dev < 2; dev++) {
+      dml_rt_tensor_t in[2] = {dev ? th[0].v : th[0].c, dev ? th[1].v : th[1].c}, y[3];
+      CHECK_OK(dml_rt_tensor_op("LayerNormalization", in, 2, NULL, 0, y, 3));
+      dml_rt_tensor_info_t i0, i1, i2;
+      CHECK_OK(dml_rt_tensor_info(y[0], &i0));
+      CHECK_OK(dml_rt_tensor_info(y[1], &i1));
+      CHECK_OK(dml_rt_tensor_info(y[2], &i2));
+      CHECK(i0.dtype == DML_DTYPE_F16 && i1.dtype == DML_DTYPE_F32 &&
+            i2.dtype == DML_DTYPE_F32 && i1.rank == 2 && i1.dims[0] == 5 &&
+            i1.dims[1] == 1);
+      for (int o = 0; o < 3; o++) CHECK_OK(dml_rt_tensor_free(y[o]));
+    }
+    for (int j = 0; j < 2; j++) pair_free(&th[j]);
+    free(x);
+  }
   free(sl);
   free(bl);
 }
@@ -3786,6 +4001,10 @@ int main(void) {
   RUN_IF(test_norm_pool);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_norm_fused);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN_IF(test_norm_short);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN_IF(test_ln_stats);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_nd);
   CHECK(dml_rt_device_bytes(g_vk) == start);
