@@ -61,7 +61,8 @@ dml_status_t dml_rt_eager_norm(dml_rt_device_t *dev, dml_op_t id, dml_rt_tensor_
  * library) as a composition of the library's kernels and views when the
  * op is one of the composed ops (docs/tensor.md "Composed ops": the
  * normalizations, the pools, Pad, Tile, Split, Reshape, Squeeze,
- * Unsqueeze, Flatten, GatherElements, ScatterND, ConvTranspose; MatMul, Gemm and Conv of
+ * Unsqueeze, Flatten, GatherElements, ScatterND, ConvTranspose, RNN, GRU,
+ * LSTM, LayerNormalization's Mean and InvStdDev; MatMul, Gemm and Conv of
  * f16 and bf16 through f32) and sets *done; leaves *done 0 and returns DML_OK otherwise
  * (the caller's other paths then run or refuse it). Outputs as dml_rt_tensor_op's; errors
  * name op `id` and the device. */

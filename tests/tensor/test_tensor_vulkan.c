@@ -2455,6 +2455,165 @@ static void test_ln_stats(void) {
   free(bl);
 }
 
+/* RNN, GRU or LSTM `op` with n_out outputs on the CPU (its kernel) and on
+ * the device (composed per time step, dml_tensor_compose.c rnn_op): the
+ * same dims and dtype, f32 values within the accumulating ops' tolerance
+ * (agree, else 2e-5 of |cpu| + 4e-6 for tiny values). */
+static int64_t g_rnn_calls, g_rnn_elems;
+
+static void rnn_case(const char *op, const pair_t *in, uint32_t n, const dml_attr_t *a,
+                     uint32_t na, uint32_t n_out, const char *what) {
+  g_rnn_calls++;
+  dml_rt_tensor_t c[8], v[8], yc[3], yv[3];
+  for (uint32_t j = 0; j < n; j++) c[j] = in[j].c, v[j] = in[j].v;
+  CHECK_OK(dml_rt_tensor_op(op, c, n, a, na, yc, n_out));
+  dml_status_t e = dml_rt_tensor_op(op, v, n, a, na, yv, n_out);
+  if (e) {
+    char *m = dml_status_format(e);
+    fprintf(stderr, "%s (%s): " TEST_GPU " refuses: %s\n", op, what, m ? m : "?");
+    free(m);
+    dml_status_free(e);
+    CHECK(0);
+    for (uint32_t o = 0; o < n_out; o++) CHECK_OK(dml_rt_tensor_free(yc[o]));
+    return;
+  }
+  int bad = 0;
+  for (uint32_t o = 0; o < n_out; o++) {
+    dml_rt_tensor_info_t ic, iv;
+    CHECK_OK(dml_rt_tensor_info(yc[o], &ic));
+    CHECK_OK(dml_rt_tensor_info(yv[o], &iv));
+    CHECK(ic.dtype == iv.dtype && ic.rank == iv.rank &&
+          !memcmp(ic.dims, iv.dims, sizeof(int64_t) * (size_t)ic.rank));
+    int64_t nc = 0, nv = 0;
+    float *pc = down(yc[o], &nc), *pv = down(yv[o], &nv);
+    CHECK(nc == nv);
+    g_rnn_elems += nc;
+    for (int64_t i = 0; i < nc && i < nv; i++) {
+      int ok = agree(pv[i], pc[i], DML_OP_LAYER_NORMALIZATION) ||
+               (isfinite(pc[i]) && isfinite(pv[i]) &&
+                fabs((double)pv[i] - pc[i]) <= 2e-5 * fabs(pc[i]) + 4e-6);
+      if (!ok && bad++ < 3)
+        fprintf(stderr, "%s (%s) output %u element %lld: " TEST_GPU " %.9g, cpu %.9g\n",
+                op, what, o, (long long)i, pv[i], pc[i]);
+    }
+    free(pc);
+    free(pv);
+    CHECK_OK(dml_rt_tensor_free(yc[o]));
+    CHECK_OK(dml_rt_tensor_free(yv[o]));
+  }
+  if (bad) g_mismatches++;
+  CHECK(bad == 0);
+}
+
+static dml_attr_t s_attr(const char *name, const char *v) {
+  dml_attr_t a;
+  memset(&a, 0, sizeof a);
+  a.name = name, a.kind = DML_ATTR_STRING, a.s = v;
+  return a;
+}
+static dml_attr_t i_attr(const char *name, int64_t v) {
+  dml_attr_t a;
+  memset(&a, 0, sizeof a);
+  a.name = name, a.kind = DML_ATTR_INT, a.i = v;
+  return a;
+}
+static dml_attr_t f_attr(const char *name, double v) {
+  dml_attr_t a;
+  memset(&a, 0, sizeof a);
+  a.name = name, a.kind = DML_ATTR_FLOAT, a.f = v;
+  return a;
+}
+
+/* RNN, GRU and LSTM on the device against the CPU (rnn_case): seq 5,
+ * batch 3, input 4, hidden 6 (and 70 steps once: the Concat tree), each
+ * direction, B, sequence_lens (3, 1 and 0 steps: Y 0 past them, the
+ * state kept), initial_h, initial_c, P, clip, GRU's linear_before_reset 0
+ * and 1, LSTM's input_forget, layout 0 and 1, 1 to 3 outputs; activations
+ * other than the defaults refused on the device (UNIMPLEMENTED), run on
+ * the CPU. */
+static void test_rnn(void) {
+  static const char *const ops[3] = {"RNN", "GRU", "LSTM"};
+  static const char *const dirs[3] = {"forward", "reverse", "bidirectional"};
+  const int64_t S = 5, B = 3, I = 4, H = 6;
+  const float lens[3] = {3, 1, 0};
+  for (int k = 0; k < 3; k++) {
+    const int64_t G = k == 0 ? 1 : k == 1 ? 3 : 4;
+    for (int di = 0; di < 3; di++)
+      for (int layout = 0; layout < 2; layout++) {
+        const int64_t D = di == 2 ? 2 : 1;
+        pair_t p[8];
+        p[0] =
+            layout ? pair_new(3, D(B, S, I), NULL, 4) : pair_new(3, D(S, B, I), NULL, 4);
+        p[1] = pair_new(3, D(D, G * H, I), NULL, 2);
+        p[2] = pair_new(3, D(D, G * H, H), NULL, 2);
+        p[3] = pair_new(2, D(D, 2 * G * H), NULL, 2);
+        p[4] = typed_pair(DML_DTYPE_I32, 1, D(B), lens);
+        p[5] =
+            layout ? pair_new(3, D(B, D, H), NULL, 4) : pair_new(3, D(D, B, H), NULL, 4);
+        p[6] =
+            layout ? pair_new(3, D(B, D, H), NULL, 4) : pair_new(3, D(D, B, H), NULL, 4);
+        p[7] = pair_new(2, D(D, 3 * H), NULL, 2);
+        const uint32_t n_in = k == 2 ? 8 : 6, n_out = k == 2 ? 3 : 2;
+        dml_attr_t a[5] = {s_attr("direction", dirs[di]), i_attr("layout", layout),
+                           i_attr("hidden_size", H), f_attr("clip", 0.9),
+                           i_attr(k == 1 ? "linear_before_reset" : "input_forget", 1)};
+        char w[96];
+        snprintf(w, sizeof w, "%s, layout %d", dirs[di], layout);
+        /* X, W, R only; Y only */
+        rnn_case(ops[k], p, 3, a, 3, 1, w);
+        /* every input, every output */
+        snprintf(w, sizeof w, "%s, layout %d, every input", dirs[di], layout);
+        rnn_case(ops[k], p, n_in, a, 3, n_out, w);
+        /* clip, linear_before_reset / input_forget (RNN: clip only) */
+        snprintf(w, sizeof w, "%s, layout %d, clip%s", dirs[di], layout,
+                 k == 1   ? ", linear_before_reset"
+                 : k == 2 ? ", input_forget"
+                          : "");
+        rnn_case(ops[k], p, n_in, a, k ? 5 : 4, n_out, w);
+        /* no sequence_lens, B or P: absent inputs */
+        pair_t q[8];
+        memcpy(q, p, sizeof q);
+        q[3].c = q[3].v = q[4].c = q[4].v = q[7].c = q[7].v = DML_RT_TENSOR_NONE;
+        snprintf(w, sizeof w, "%s, layout %d, initial states only", dirs[di], layout);
+        rnn_case(ops[k], q, n_in, a, 3, n_out, w);
+        for (int j = 0; j < 8; j++) pair_free(&p[j]);
+      }
+  }
+  /* 70 steps: the steps' rows concatenated in a tree of Concats */
+  {
+    pair_t p[3] = {pair_new(3, D(70, 2, 3), NULL, 4), pair_new(3, D(1, 9, 3), NULL, 2),
+                   pair_new(3, D(1, 9, 3), NULL, 2)};
+    rnn_case("GRU", p, 3, NULL, 0, 2, "70 steps");
+    for (int j = 0; j < 3; j++) pair_free(&p[j]);
+  }
+  /* another activation: the CPU runs it, the device refuses it */
+  {
+    pair_t p[3] = {pair_new(3, D(S, B, I), NULL, 4), pair_new(3, D(1, H, I), NULL, 2),
+                   pair_new(3, D(1, H, H), NULL, 2)};
+    const char *relu[1] = {"Relu"};
+    dml_attr_t a;
+    memset(&a, 0, sizeof a);
+    a.name = "activations", a.kind = DML_ATTR_STRINGS, a.strings = relu, a.n = 1;
+    dml_rt_tensor_t c[3] = {p[0].c, p[1].c, p[2].c}, v[3] = {p[0].v, p[1].v, p[2].v}, y;
+    CHECK_OK(dml_rt_tensor_op("RNN", c, 3, &a, 1, &y, 1));
+    CHECK_OK(dml_rt_tensor_free(y));
+    CHECK_ERROR(dml_rt_tensor_op("RNN", v, 3, &a, 1, &y, 1), DML_STATUS_UNIMPLEMENTED,
+                "activations");
+    /* W of the wrong shape: refused on both */
+    pair_t wb = pair_new(3, D(1, H + 1, I), NULL, 2);
+    dml_rt_tensor_t cb[3] = {p[0].c, wb.c, p[2].c}, vb[3] = {p[0].v, wb.v, p[2].v};
+    CHECK_ERROR(dml_rt_tensor_op("RNN", cb, 3, NULL, 0, &y, 1),
+                DML_STATUS_INVALID_ARGUMENT, "");
+    CHECK_ERROR(dml_rt_tensor_op("RNN", vb, 3, NULL, 0, &y, 1),
+                DML_STATUS_INVALID_ARGUMENT, "");
+    pair_free(&wb);
+    for (int j = 0; j < 3; j++) pair_free(&p[j]);
+  }
+  printf("RNN, GRU, LSTM: %lld calls compared on the cpu and on " TEST_GPU
+         " (%lld output elements)\n",
+         (long long)g_rnn_calls, (long long)g_rnn_elems);
+}
+
 /* GatherND's eager result on the CPU device (composed of Gather) against
  * the CPU's own GatherND kernel (dml_cpu_run), byte for byte. */
 static void gather_nd_kernel_ref(dml_rt_tensor_t x, dml_rt_tensor_t ind, int64_t b,
@@ -4005,6 +4164,8 @@ int main(void) {
   RUN_IF(test_norm_short);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_ln_stats);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN_IF(test_rnn);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_nd);
   CHECK(dml_rt_device_bytes(g_vk) == start);
