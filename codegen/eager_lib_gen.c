@@ -1139,30 +1139,46 @@ static dml_status_t emit_norm(gen_t *G) {
  * DML_EAGER_POOLIDX): the CPU's visit of each window (cpu_pool.c), in f32
  * (f16, bf16 widened exactly) or f64. */
 static dml_status_t poolidx_kernel(dml_kpool_t *p, dml_dtype_t dt, dml_kernel_t *K) {
-  const dml_kdtype_t lt = dt == DML_DTYPE_F16    ? DML_KT_F16
-                          : dt == DML_DTYPE_BF16 ? DML_KT_BF16
-                          : dt == DML_DTYPE_F64  ? DML_KT_F64
-                                                 : DML_KT_F32;
-  const dml_kdtype_t ct = dt == DML_DTYPE_F64 ? DML_KT_F64 : DML_KT_F32;
-  const int32_t vt = DML_KVAR_FIRST_LOOP, vi = vt + 1, vj = vt + 2;
+  dml_kdtype_t lt = DML_KT_F32;
+  if (!dml_kdtype_of(dt, &lt))
+    return dml_status_make(DML_STATUS_INTERNAL, "codegen.eager", "no kernel dtype for %s",
+                           dml_dtype_name(dt));
+  /* f32 for f32, f16, bf16; f64 for f64 and the integers (the CPU's
+   * dml_load_f64 compares) */
+  const int narrow = dt == DML_DTYPE_F32 || dt == DML_DTYPE_F16 || dt == DML_DTYPE_BF16;
+  const dml_kdtype_t ct = narrow ? DML_KT_F32 : DML_KT_F64;
+  const int32_t vt = DML_KVAR_FIRST_LOOP, vi = vt + 1, vj = vt + 2, vk = vt + 3;
   const dml_kidx_t *i = iadd(p, dml_ki_var(p, DML_KVAR_GID_X),
                              imul(p, dml_ki_var(p, vt), sym(p, DML_EAGER_PI_STRIDE)));
-  const dml_kidx_t *OW = sym(p, DML_EAGER_PI_OW), *OH = sym(p, DML_EAGER_PI_OH);
-  const dml_kidx_t *H = sym(p, DML_EAGER_PI_H), *W = sym(p, DML_EAGER_PI_W);
-  const dml_kidx_t *PH = sym(p, DML_EAGER_PI_PH), *PW = sym(p, DML_EAGER_PI_PW);
+  const dml_kidx_t *OW = sym(p, DML_EAGER_PI_OW), *OH = sym(p, DML_EAGER_PI_OH),
+                   *OD = sym(p, DML_EAGER_PI_OD);
+  const dml_kidx_t *H = sym(p, DML_EAGER_PI_H), *W = sym(p, DML_EAGER_PI_W),
+                   *Dd = sym(p, DML_EAGER_PI_D);
+  const dml_kidx_t *PH = sym(p, DML_EAGER_PI_PH), *PW = sym(p, DML_EAGER_PI_PW),
+                   *PD = sym(p, DML_EAGER_PI_PD);
   const dml_kidx_t *ow = dml_ki_bin(p, DML_KI_MOD, i, OW);
   const dml_kidx_t *r1 = dml_ki_bin(p, DML_KI_DIV, i, OW);
   const dml_kidx_t *oh = dml_ki_bin(p, DML_KI_MOD, r1, OH);
-  const dml_kidx_t *nc = dml_ki_bin(p, DML_KI_DIV, r1, OH);
+  const dml_kidx_t *r2 = dml_ki_bin(p, DML_KI_DIV, r1, OH);
+  const dml_kidx_t *od = dml_ki_bin(p, DML_KI_MOD, r2, OD);
+  const dml_kidx_t *nc = dml_ki_bin(p, DML_KI_DIV, r2, OD);
+  const dml_kidx_t *idp = iadd(p, imul(p, od, sym(p, DML_EAGER_PI_SD)),
+                               imul(p, dml_ki_var(p, vk), sym(p, DML_EAGER_PI_DD)));
   const dml_kidx_t *ihp = iadd(p, imul(p, oh, sym(p, DML_EAGER_PI_SH)),
                                imul(p, dml_ki_var(p, vi), sym(p, DML_EAGER_PI_DH)));
   const dml_kidx_t *iwp = iadd(p, imul(p, ow, sym(p, DML_EAGER_PI_SW)),
                                imul(p, dml_ki_var(p, vj), sym(p, DML_EAGER_PI_DW)));
   /* the tap's offset in its image */
-  const dml_kidx_t *off = iadd(p, imul(p, dml_ki_bin(p, DML_KI_SUB, ihp, PH), W),
-                               dml_ki_bin(p, DML_KI_SUB, iwp, PW));
+  const dml_kidx_t *off =
+      iadd(p,
+           imul(p,
+                iadd(p, imul(p, dml_ki_bin(p, DML_KI_SUB, idp, PD), H),
+                     dml_ki_bin(p, DML_KI_SUB, ihp, PH)),
+                W),
+           dml_ki_bin(p, DML_KI_SUB, iwp, PW));
+  const dml_kidx_t *img = imul(p, Dd, imul(p, H, W));
   const dml_kidx_t *xi =
-      iadd(p, sym(p, DML_EAGER_PI_X_OFF), iadd(p, imul(p, nc, imul(p, H, W)), off));
+      iadd(p, sym(p, DML_EAGER_PI_X_OFF), iadd(p, imul(p, nc, img), off));
   /* registers: 0 the best value, 1 the winner's offset (u32), 2 found
    * (f32 0 or 1), 3 the tap's value */
   const uint32_t racc = 0, rpos = 1, rfl = 2, rv = 3;
@@ -1184,14 +1200,21 @@ static dml_status_t poolidx_kernel(dml_kpool_t *p, dml_dtype_t dt, dml_kernel_t 
                                               dml_kv_reg_t(p, rpos, DML_KT_U32))));
   dml_kblock_add(&tap, stmt_set(p, racc, dml_kv_select(p, take, v, acc)));
   dml_kblock_add(&tap, stmt_set(p, rfl, dml_kv_const(p, 1.0f)));
-  dml_kstmt_t *loop_j = stmt_for(p, vj, sym(p, DML_EAGER_PI_KW),
-                                 stmt_if(p, PH, ihp, iadd(p, PH, H),
-                                         stmt_if(p, PW, iwp, iadd(p, PW, W), tap.first)));
+  dml_kstmt_t *loop_j =
+      stmt_for(p, vj, sym(p, DML_EAGER_PI_KW),
+               stmt_if(p, PD, idp, iadd(p, PD, Dd),
+                       stmt_if(p, PH, ihp, iadd(p, PH, H),
+                               stmt_if(p, PW, iwp, iadd(p, PW, W), tap.first))));
   dml_kstmt_t *loop_i = stmt_for(p, vi, sym(p, DML_EAGER_PI_KH), loop_j);
-  /* the index: nc * H * W plus the offset, row- or column-major */
+  dml_kstmt_t *loop_k = stmt_for(p, vk, sym(p, DML_EAGER_PI_KD), loop_i);
+  /* the index: nc * D * H * W plus the offset, row- or column-major (d + h
+   * * D + w * D * H of pos = (d * H + h) * W + w) */
   const dml_kidx_t *pos = dml_ki_val(p, dml_kv_reg_t(p, rpos, DML_KT_U32));
-  const dml_kidx_t *cm = iadd(p, imul(p, dml_ki_bin(p, DML_KI_MOD, pos, W), H),
-                              dml_ki_bin(p, DML_KI_DIV, pos, W));
+  const dml_kidx_t *pw = dml_ki_bin(p, DML_KI_MOD, pos, W);
+  const dml_kidx_t *ph = dml_ki_bin(p, DML_KI_MOD, dml_ki_bin(p, DML_KI_DIV, pos, W), H);
+  const dml_kidx_t *pd = dml_ki_bin(p, DML_KI_DIV, pos, imul(p, W, H));
+  const dml_kidx_t *cm =
+      iadd(p, pd, iadd(p, imul(p, ph, Dd), imul(p, pw, imul(p, Dd, H))));
   dml_kstmt_t *st[2];
   for (int o = 0; o < 2; o++) {
     st[o] = dml_ks_new(p, DML_KS_STORE);
@@ -1199,9 +1222,9 @@ static dml_status_t poolidx_kernel(dml_kpool_t *p, dml_dtype_t dt, dml_kernel_t 
       st[o]->buf = DML_KBUF_ARENA;
       st[o]->dtype = DML_KT_I64;
       st[o]->idx = i;
-      st[o]->val = dml_kv_cast(
-          p, DML_KT_I64,
-          dml_kv_idx(p, DML_KT_U32, iadd(p, imul(p, nc, imul(p, H, W)), o ? cm : pos)));
+      st[o]->val =
+          dml_kv_cast(p, DML_KT_I64,
+                      dml_kv_idx(p, DML_KT_U32, iadd(p, imul(p, nc, img), o ? cm : pos)));
     }
   }
   dml_kblock_t b = {NULL, NULL};
@@ -1209,7 +1232,7 @@ static dml_status_t poolidx_kernel(dml_kpool_t *p, dml_dtype_t dt, dml_kernel_t 
   dml_kblock_add(&b, stmt_let(p, rpos, dml_kv_idx(p, DML_KT_U32, ic(p, 0))));
   dml_kblock_add(&b, stmt_let(p, rfl, dml_kv_const(p, 0.0f)));
   dml_kblock_add(&b, stmt_let(p, rv, dml_kv_zero(p, ct)));
-  dml_kblock_add(&b, loop_i);
+  dml_kblock_add(&b, loop_k);
   dml_kblock_add(&b, stmt_if(p, NULL, sym(p, DML_EAGER_PI_ORDER), ic(p, 1), st[0]));
   dml_kblock_add(&b, stmt_if(p, ic(p, 1), sym(p, DML_EAGER_PI_ORDER), ic(p, 2), st[1]));
   dml_kstmt_t *body = stmt_for(p, vt, sym(p, DML_EAGER_PI_ITERS),
@@ -1226,12 +1249,14 @@ static dml_status_t poolidx_kernel(dml_kpool_t *p, dml_dtype_t dt, dml_kernel_t 
                             : DML_OK;
 }
 
-/* MaxPool's Indices kernels: X of f32, f16, bf16, f64. */
+/* MaxPool's Indices kernels: X of f32, f16, bf16, f64 and the integers. */
 static dml_status_t emit_poolidx(gen_t *G) {
-  static const dml_dtype_t dts[4] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16,
-                                     DML_DTYPE_F64};
+  static const dml_dtype_t dts[12] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16,
+                                      DML_DTYPE_F64, DML_DTYPE_I8,  DML_DTYPE_I16,
+                                      DML_DTYPE_I32, DML_DTYPE_I64, DML_DTYPE_U8,
+                                      DML_DTYPE_U16, DML_DTYPE_U32, DML_DTYPE_U64};
   dml_status_t s = DML_OK;
-  for (int d = 0; d < 4 && !s; d++) {
+  for (int d = 0; d < 12 && !s; d++) {
     dml_kpool_t pool = {0};
     dml_kernel_t K;
     s = poolidx_kernel(&pool, dts[d], &K);

@@ -256,16 +256,19 @@ enum {
 };
 
 /* MaxPool's Indices kernels (kind DML_EAGER_POOLIDX, op MaxPool, one per
- * dtype of X: f32, f16, bf16 compared in f32, f64 in f64; out_dtype i64),
- * 2-D (1-D as H = 1): one invocation per element i < N of the Indices [NC,
- * OH, OW] (contiguous, binding 0; a grid of `stride` invocations loops as
- * the elementwise kernels): the window's taps in order (i, j) at padded
- * coordinates (oh * SH + i * DH, ow * SW + j * DW), those inside X [NC, H,
- * W] (contiguous at X_OFF, binding 1) visited as the CPU's kernel visits
- * them (cpu_pool.c pool_window_f64): a tap wins when it is the window's
- * first inside X, greater than the best so far, or a NaN over a number;
- * the index is nc * H * W plus the winner's offset, row-major (ORDER 0)
- * or column-major (ORDER 1), 0 for a window with no tap inside X. */
+ * dtype of X: f32, f16, bf16 compared in f32; f64 and the integers i8,
+ * i16, i32, i64, u8, u16, u32, u64 in f64, as the CPU's kernel compares
+ * them; out_dtype i64), 3-D (2-D as D = 1, 1-D as D = H = 1): one
+ * invocation per element i < N of the Indices [NC, OD, OH, OW]
+ * (contiguous, binding 0; a grid of `stride` invocations loops as the
+ * elementwise kernels): the window's taps in order (k, i, j) at padded
+ * coordinates (od * SD + k * DD, oh * SH + i * DH, ow * SW + j * DW), those
+ * inside X [NC, D, H, W] (contiguous at X_OFF, binding 1) visited as the
+ * CPU's kernel visits them (cpu_pool.c pool_window_f64): a tap wins when
+ * it is the window's first inside X, greater than the best so far, or a
+ * NaN over a number; the index is nc * D * H * W plus the winner's offset,
+ * row-major (ORDER 0) or column-major (ORDER 1: d + h * D + w * D * H), 0
+ * for a window with no tap inside X. */
 #define DML_EAGER_POOLIDX 7u
 enum {
   DML_EAGER_PI_N = 0,
@@ -285,6 +288,12 @@ enum {
   DML_EAGER_PI_DW,
   DML_EAGER_PI_X_OFF,
   DML_EAGER_PI_ORDER,
+  DML_EAGER_PI_D,
+  DML_EAGER_PI_OD,
+  DML_EAGER_PI_KD,
+  DML_EAGER_PI_SD,
+  DML_EAGER_PI_PD,
+  DML_EAGER_PI_DD,
   DML_EAGER_PI_WORDS,
 };
 

@@ -2175,14 +2175,12 @@ dml_status_t dml_rt_eager_pool_indices(dml_rt_device_t *dev, dml_rt_tensor_t x,
   slot_t *xs = NULL;
   DML_RETURN_IF_ERROR(get(x, opn, &xs));
   int32_t kr = eager_find_t(dev, DML_OP_MAX_POOL, 1, xs->dtype, DML_DTYPE_I64);
-  if (kr < 0 || dev->lib[kr].kind != DML_EAGER_POOLIDX ||
-      (xs->rank != 3 && xs->rank != 4))
+  if (kr < 0 || dev->lib[kr].kind != DML_EAGER_POOLIDX || xs->rank < 3 || xs->rank > 5)
     return DML_OK;
   *done = 1;
   if (!is_contig(xs))
     return dml_status_make(DML_STATUS_INTERNAL, opn,
                            "the index kernel takes a contiguous X");
-  const int two = xs->rank == 4;
   int64_t yd[DML_MAX_RANK];
   memcpy(yd, ydims, sizeof(int64_t) * (size_t)xs->rank);
   const int64_t n = dml_dims_numel(yd, xs->rank);
@@ -2199,22 +2197,27 @@ dml_status_t dml_rt_eager_pool_indices(dml_rt_device_t *dev, dml_rt_tensor_t x,
   uint64_t groups = ((uint64_t)n + DML_EAGER_LOCAL - 1) / DML_EAGER_LOCAL;
   if (groups > 65535) groups = 65535;
   const uint64_t stride = groups * DML_EAGER_LOCAL;
-  const int hi = two ? 0 : -1; /* 1-D: H = 1 */
+  /* the spatial dims right-aligned to (D, H, W): 2-D as D = 1, 1-D as D =
+   * H = 1 (a missing dim: extent 1, window 1, stride 1, no pad) */
+  const int sp = xs->rank - 2;
+  static const uint32_t w_ext[3] = {DML_EAGER_PI_D, DML_EAGER_PI_H, DML_EAGER_PI_W},
+                        w_out[3] = {DML_EAGER_PI_OD, DML_EAGER_PI_OH, DML_EAGER_PI_OW},
+                        w_k[3] = {DML_EAGER_PI_KD, DML_EAGER_PI_KH, DML_EAGER_PI_KW},
+                        w_s[3] = {DML_EAGER_PI_SD, DML_EAGER_PI_SH, DML_EAGER_PI_SW},
+                        w_p[3] = {DML_EAGER_PI_PD, DML_EAGER_PI_PH, DML_EAGER_PI_PW},
+                        w_d[3] = {DML_EAGER_PI_DD, DML_EAGER_PI_DH, DML_EAGER_PI_DW};
   pc[DML_EAGER_PI_N] = (uint32_t)n;
   pc[DML_EAGER_PI_STRIDE] = (uint32_t)stride;
   pc[DML_EAGER_PI_ITERS] = (uint32_t)(((uint64_t)n + stride - 1) / stride);
-  pc[DML_EAGER_PI_H] = two ? (uint32_t)xs->dims[2] : 1u;
-  pc[DML_EAGER_PI_W] = (uint32_t)xs->dims[xs->rank - 1];
-  pc[DML_EAGER_PI_OH] = two ? (uint32_t)yd[2] : 1u;
-  pc[DML_EAGER_PI_OW] = (uint32_t)yd[xs->rank - 1];
-  pc[DML_EAGER_PI_KH] = hi < 0 ? 1u : (uint32_t)k[0];
-  pc[DML_EAGER_PI_KW] = (uint32_t)k[two];
-  pc[DML_EAGER_PI_SH] = hi < 0 ? 1u : (uint32_t)s[0];
-  pc[DML_EAGER_PI_SW] = (uint32_t)s[two];
-  pc[DML_EAGER_PI_PH] = hi < 0 ? 0u : (uint32_t)pb[0];
-  pc[DML_EAGER_PI_PW] = (uint32_t)pb[two];
-  pc[DML_EAGER_PI_DH] = hi < 0 ? 1u : (uint32_t)d[0];
-  pc[DML_EAGER_PI_DW] = (uint32_t)d[two];
+  for (int a = 0; a < 3; a++) {
+    const int j = a - (3 - sp); /* spatial index, < 0: missing */
+    pc[w_ext[a]] = j < 0 ? 1u : (uint32_t)xs->dims[2 + j];
+    pc[w_out[a]] = j < 0 ? 1u : (uint32_t)yd[2 + j];
+    pc[w_k[a]] = j < 0 ? 1u : (uint32_t)k[j];
+    pc[w_s[a]] = j < 0 ? 1u : (uint32_t)s[j];
+    pc[w_p[a]] = j < 0 ? 0u : (uint32_t)pb[j];
+    pc[w_d[a]] = j < 0 ? 1u : (uint32_t)d[j];
+  }
   pc[DML_EAGER_PI_X_OFF] = (uint32_t)xs->offset;
   pc[DML_EAGER_PI_ORDER] = order ? 1u : 0u;
   if (!e)

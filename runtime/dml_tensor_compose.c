@@ -1390,11 +1390,12 @@ static dml_status_t max_pool_indices(dml_rt_device_t *dev, const dml_rt_tensor_t
   const dml_op_t id = DML_OP_MAX_POOL;
   dml_tensor_t y;
   DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, 1, attrs, na, &y, 1));
-  if (x->rank != 3 && x->rank != 4)
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "MaxPool",
-                           "the GPU's eager MaxPool computes Indices for 1-D and 2-D "
-                           "windows only in this version (X of rank %d)",
-                           (int)x->rank);
+  if (x->rank < 3 || x->rank > 5)
+    return dml_status_make(
+        DML_STATUS_UNIMPLEMENTED, "MaxPool",
+        "the GPU's eager MaxPool computes Indices for 1-D, 2-D and 3-D "
+        "windows only in this version (X of rank %d)",
+        (int)x->rank);
   int64_t k[DML_MAX_RANK], s[DML_MAX_RANK], dl[DML_MAX_RANK], pb[DML_MAX_RANK],
       pe[DML_MAX_RANK];
   dml_tensor_t xin;
@@ -1426,7 +1427,8 @@ static dml_status_t max_pool_indices(dml_rt_device_t *dev, const dml_rt_tensor_t
   if (!e && !done)
     e = dml_status_make(DML_STATUS_UNIMPLEMENTED, "MaxPool",
                         "MaxPool's Indices output of %s is not computed by the GPU's "
-                        "eager MaxPool in this version (f32, f16, bf16, f64)",
+                        "eager MaxPool in this version (the floats and the integers "
+                        "but bool)",
                         dml_dtype_name(x->dtype));
   if (!e) e = pool(dev, id, in, attrs, na, x, &yv);
   drop(&xc);

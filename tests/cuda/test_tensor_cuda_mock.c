@@ -336,30 +336,39 @@ static int emulate_poolidx(const dml_eager_kernel_t *E, const unsigned grid[3],
   const uint64_t n = pc[DML_EAGER_PI_N], stride = pc[DML_EAGER_PI_STRIDE],
                  iters = pc[DML_EAGER_PI_ITERS];
   if ((uint64_t)grid[0] * block[0] != stride || iters * stride < n) return 1;
-  const uint64_t H = pc[DML_EAGER_PI_H], W = pc[DML_EAGER_PI_W], OH = pc[DML_EAGER_PI_OH],
+  const uint64_t Dd = pc[DML_EAGER_PI_D], H = pc[DML_EAGER_PI_H], W = pc[DML_EAGER_PI_W],
+                 OD = pc[DML_EAGER_PI_OD], OH = pc[DML_EAGER_PI_OH],
                  OW = pc[DML_EAGER_PI_OW];
   for (uint64_t i = 0; i < n; i++) {
-    uint64_t ow = i % OW, oh = i / OW % OH, nc = i / OW / OH, pos = 0;
+    uint64_t ow = i % OW, oh = i / OW % OH, od = i / OW / OH % OD, nc = i / OW / OH / OD,
+             pos = 0;
     double acc = 0;
     int found = 0;
-    for (uint64_t ki = 0; ki < pc[DML_EAGER_PI_KH]; ki++)
-      for (uint64_t kj = 0; kj < pc[DML_EAGER_PI_KW]; kj++) {
-        uint64_t ihp = oh * pc[DML_EAGER_PI_SH] + ki * pc[DML_EAGER_PI_DH],
-                 iwp = ow * pc[DML_EAGER_PI_SW] + kj * pc[DML_EAGER_PI_DW];
-        if (ihp < pc[DML_EAGER_PI_PH] || ihp >= pc[DML_EAGER_PI_PH] + H ||
-            iwp < pc[DML_EAGER_PI_PW] || iwp >= pc[DML_EAGER_PI_PW] + W)
-          continue;
-        uint64_t off = (ihp - pc[DML_EAGER_PI_PH]) * W + (iwp - pc[DML_EAGER_PI_PW]);
-        uint64_t at = pc[DML_EAGER_PI_X_OFF] + nc * H * W + off;
-        double v = dt == DML_DTYPE_F64    ? ((const double *)x)[at]
-                   : dt == DML_DTYPE_F16  ? dml_f16_to_f32(((const uint16_t *)x)[at])
-                   : dt == DML_DTYPE_BF16 ? dml_bf16_to_f32(((const uint16_t *)x)[at])
-                                          : ((const float *)x)[at];
-        if (!found || v > acc || (v != v && acc == acc)) acc = v, pos = off;
-        found = 1;
-      }
-    if (pc[DML_EAGER_PI_ORDER]) pos = pos % W * H + pos / W;
-    y[i] = (int64_t)(nc * H * W + pos);
+    for (uint64_t kk = 0; kk < pc[DML_EAGER_PI_KD]; kk++)
+      for (uint64_t ki = 0; ki < pc[DML_EAGER_PI_KH]; ki++)
+        for (uint64_t kj = 0; kj < pc[DML_EAGER_PI_KW]; kj++) {
+          uint64_t idp = od * pc[DML_EAGER_PI_SD] + kk * pc[DML_EAGER_PI_DD],
+                   ihp = oh * pc[DML_EAGER_PI_SH] + ki * pc[DML_EAGER_PI_DH],
+                   iwp = ow * pc[DML_EAGER_PI_SW] + kj * pc[DML_EAGER_PI_DW];
+          if (idp < pc[DML_EAGER_PI_PD] || idp >= pc[DML_EAGER_PI_PD] + Dd ||
+              ihp < pc[DML_EAGER_PI_PH] || ihp >= pc[DML_EAGER_PI_PH] + H ||
+              iwp < pc[DML_EAGER_PI_PW] || iwp >= pc[DML_EAGER_PI_PW] + W)
+            continue;
+          uint64_t off =
+              ((idp - pc[DML_EAGER_PI_PD]) * H + (ihp - pc[DML_EAGER_PI_PH])) * W +
+              (iwp - pc[DML_EAGER_PI_PW]);
+          uint64_t at = pc[DML_EAGER_PI_X_OFF] + nc * Dd * H * W + off;
+          /* f16, bf16 widened to f32; the others (f64, the integers) read
+           * as the CPU reads them (dml_load_f64) */
+          double v = dt == DML_DTYPE_F16    ? dml_f16_to_f32(((const uint16_t *)x)[at])
+                     : dt == DML_DTYPE_BF16 ? dml_bf16_to_f32(((const uint16_t *)x)[at])
+                     : dt == DML_DTYPE_F32  ? ((const float *)x)[at]
+                                            : dml_load_f64(dt, x, (size_t)at);
+          if (!found || v > acc || (v != v && acc == acc)) acc = v, pos = off;
+          found = 1;
+        }
+    if (pc[DML_EAGER_PI_ORDER]) pos = pos / (W * H) + pos / W % H * Dd + pos % W * Dd * H;
+    y[i] = (int64_t)(nc * Dd * H * W + pos);
   }
   return 0;
 }

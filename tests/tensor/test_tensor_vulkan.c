@@ -3208,7 +3208,7 @@ static void test_bn_train(void) {
  * kernel) against the CPU, the Indices bit for bit: windows with pads, strides,
  * dilations, ceil_mode, SAME_UPPER, 1-D, storage_order 1, edge values (NaN
  * wins over numbers, ties keep the first, -inf everywhere), f16, bf16, f64,
- * a transposed view. */
+ * the integers, 3-D windows, a transposed view. */
 static void pool_idx_case(pair_t x, const dml_attr_t *a, uint32_t na, const char *what) {
   dml_rt_tensor_t yc[2], yv[2];
   CHECK_OK(dml_rt_tensor_op("MaxPool", &x.c, 1, a, na, yc, 2));
@@ -3296,6 +3296,54 @@ static void test_pool_indices(void) {
     pool_idx_case(t, a, 3, w);
     pair_free(&t);
   }
+  /* the integers (compared in f64, as the CPU's dml_load_f64; ties keep
+   * the first; negative values 0 for the unsigned; no values near 2^63:
+   * the CPU's u64 Y stores a max of UINT64_MAX as INT64_MAX) */
+  static const dml_dtype_t its[8] = {DML_DTYPE_I8,  DML_DTYPE_I16, DML_DTYPE_I32,
+                                     DML_DTYPE_I64, DML_DTYPE_U8,  DML_DTYPE_U16,
+                                     DML_DTYPE_U32, DML_DTYPE_U64};
+  float *xi = (float *)malloc((size_t)2 * 3 * 9 * 11 * 4);
+  for (int i = 0; i < 2 * 3 * 9 * 11; i++)
+    xi[i] = (float)((int)(rnd() * 5) + (i % 17 == 0 ? 100 : 0) - (i % 13 == 0 ? 120 : 0));
+  for (int d = 0; d < 8; d++) {
+    char w[64];
+    snprintf(w, sizeof w, "%s 3x3, strides 2, pads 1", dml_dtype_name(its[d]));
+    pair_t t = typed_pair(its[d], 4, D(2, 3, 9, 11), xi);
+    pool_idx_case(t, a, 3, w);
+    a[3].name = "storage_order", a[3].kind = DML_ATTR_INT, a[3].i = 1;
+    pool_idx_case(t, a, 4, w);
+    pair_free(&t);
+  }
+  /* 3-D windows: [2, 3, 5, 6, 7] (the same values) */
+  pair_t x3 = pair_new(5, D(2, 3, 5, 6, 7), xv, 1);
+  static const int64_t k323[3] = {3, 2, 3}, s212[3] = {2, 1, 2},
+                       p3[6] = {1, 0, 1, 1, 1, 0}, d3[3] = {1, 2, 1}, k222[3] = {2, 2, 2};
+  dml_attr_t b[5];
+  memset(b, 0, sizeof b);
+  b[0] = ints_attr("kernel_shape", k323, 3);
+  b[1] = ints_attr("strides", s212, 3);
+  b[2] = ints_attr("pads", p3, 6);
+  pool_idx_case(x3, b, 3, "3-D 3x2x3, strides 2 1 2, pads");
+  b[3].name = "storage_order", b[3].kind = DML_ATTR_INT, b[3].i = 1;
+  pool_idx_case(x3, b, 4, "3-D 3x2x3, storage_order 1");
+  b[3].name = "ceil_mode";
+  pool_idx_case(x3, b, 4, "3-D 3x2x3, ceil_mode");
+  b[1] = ints_attr("dilations", d3, 3);
+  pool_idx_case(x3, b, 3, "3-D 3x2x3, dilations 1 2 1, pads");
+  b[0] = ints_attr("kernel_shape", k222, 3);
+  pool_idx_case(x3, b, 1, "3-D 2x2x2");
+  {
+    pair_t t = typed_pair(DML_DTYPE_I32, 5, D(2, 3, 5, 6, 7), xi);
+    b[1] = ints_attr("strides", s212, 3);
+    b[3].name = "storage_order", b[3].i = 1;
+    pool_idx_case(t, b, 4, "3-D i32 2x2x2, storage_order 1");
+    pair_free(&t);
+    t = typed_pair(DML_DTYPE_F16, 5, D(2, 3, 5, 6, 7), xv);
+    pool_idx_case(t, b, 2, "3-D f16 2x2x2, strides");
+    pair_free(&t);
+  }
+  pair_free(&x3);
+  free(xi);
   pair_free(&x);
   pair_free(&xt);
   pair_free(&x1);
@@ -3684,11 +3732,13 @@ static void test_norm_pool(void) {
   dml_rt_tensor_t y[2];
   pair_t e4 = pair_new(4, D(1, 2, 5, 5), NULL, 1);
   pa[0] = ints_attr("kernel_shape", k2, 2);
-  {
-    pair_t e4i = typed_pair(DML_DTYPE_I32, 4, D(1, 2, 5, 5), xv);
-    CHECK_ERROR(dml_rt_tensor_op("MaxPool", &e4i.v, 1, pa, 1, y, 2),
-                DML_STATUS_UNIMPLEMENTED, "Indices output of i32 is not computed");
-    pair_free(&e4i);
+  { /* Indices of a 4-D window: not in the index kernel */
+    pair_t e6 = pair_new(6, D(1, 1, 2, 2, 2, 2), NULL, 1);
+    static const int64_t k2222[4] = {2, 2, 2, 2};
+    dml_attr_t k4 = ints_attr("kernel_shape", k2222, 4);
+    CHECK_ERROR(dml_rt_tensor_op("MaxPool", &e6.v, 1, &k4, 1, y, 2),
+                DML_STATUS_UNIMPLEMENTED, "1-D, 2-D and 3-D windows only");
+    pair_free(&e6);
   }
   pa[0] = ints_attr("kernel_shape", k5, 1);
   CHECK_ERROR(dml_rt_tensor_op("MaxPool", &e4.v, 1, pa, 1, y, 1),
