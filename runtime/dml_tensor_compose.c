@@ -2612,7 +2612,84 @@ dml_status_t dml_rt_eager_conv_transpose_dims(dml_rt_device_t *dev,
   return DML_OK;
 }
 
-/* ConvTranspose (1-D and 2-D) on a GPU as a Conv: X with s - 1 zeros
+/* A 3-D Conv of stride 1 on a GPU (the library's Conv kernel is 1-D or
+ * 2-D): x [N, C, D, H, W], w [M, C/g, KD, KH, KW], pads (begin d, h, w, end
+ * d, h, w; >= 0), dilations dl, group g, bias b (NONE: none) as a sum over
+ * the KD depth taps of 2-D Convs: x padded along D with zeros (pad_const),
+ * then for tap kd the depth slice [kd dl0, kd dl0 + OD) moved beside N
+ * ([N OD, C, H, W], a copy) convolved with w[:, :, kd] (2-D pads and
+ * dilations, b on the first tap only), the taps added in kd order; the sum
+ * [N OD, M, OH, OW] moved back to [N, M, OD, OH, OW] (a copy). KD * (2
+ * copies + a Conv + an Add) dispatches and two more; the sums in f32 (the
+ * Conv kernel's order within a tap). */
+static dml_status_t conv3d_by_taps(dml_rt_device_t *dev, dml_rt_tensor_t x,
+                                   dml_rt_tensor_t w, dml_rt_tensor_t b,
+                                   const int64_t *pads, const int64_t *dl, int64_t group,
+                                   dml_rt_tensor_t *out) {
+  dml_rt_tensor_info_t ix, iw;
+  *out = NONE;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(x, &ix));
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(w, &iw));
+  const int64_t N = ix.dims[0], C = ix.dims[1], H = ix.dims[3], W = ix.dims[4],
+                M = iw.dims[0], KD = iw.dims[2];
+  const int64_t OD = ix.dims[2] + pads[0] + pads[3] - dl[0] * (KD - 1);
+  if (OD <= 0 || KD <= 0)
+    return dml_status_make(DML_STATUS_INTERNAL, "ConvTranspose",
+                           "3-D Conv of no output depth (%lld)", (long long)OD);
+  dml_rt_tensor_t xp = NONE, fill = NONE, acc = NONE;
+  dml_status_t e = DML_OK;
+  if (pads[0] || pads[3]) {
+    int64_t pb[5] = {0, 0, pads[0], 0, 0}, pe[5] = {0, 0, pads[3], 0, 0};
+    e = dml_rt_tensor_full(dev, ix.dtype, 0, NULL, 0.0, &fill);
+    if (!e) e = pad_const(x, pb, pe, fill, &xp);
+  } else {
+    e = dml_rt_tensor_retain(x);
+    if (!e) xp = x;
+  }
+  const int64_t perm[5] = {0, 2, 1, 3, 4}, x4[4] = {N * OD, C, H, W},
+                w4[4] = {M, iw.dims[1], iw.dims[3], iw.dims[4]};
+  const int64_t p2[4] = {pads[1], pads[2], pads[4], pads[5]}, d2[2] = {dl[1], dl[2]};
+  dml_attr_t ca[3] = {ints_attr("pads", p2, 4), ints_attr("dilations", d2, 2),
+                      int_attr("group", group)};
+  for (int64_t kd = 0; kd < KD && !e; kd++) {
+    dml_rt_tensor_t v = NONE, vt = NONE, vc = NONE, v4 = NONE, wk = NONE, wc = NONE,
+                    wk4 = NONE, y = NONE;
+    e = sl(xp, 2, kd * dl[0], kd * dl[0] + OD, &v);
+    if (!e) e = dml_rt_tensor_transpose(v, perm, &vt);
+    if (!e) e = dml_rt_tensor_contiguous(vt, &vc);
+    if (!e) e = dml_rt_tensor_reshape(vc, 4, x4, &v4);
+    if (!e) e = sl(w, 2, kd, kd + 1, &wk);
+    if (!e) e = dml_rt_tensor_contiguous(wk, &wc);
+    if (!e) e = dml_rt_tensor_reshape(wc, 4, w4, &wk4);
+    dml_rt_tensor_t cin[3] = {v4, wk4, b};
+    const uint32_t nin = kd == 0 && b.id ? 3u : 2u;
+    if (!e) e = dml_rt_tensor_op("Conv", cin, nin, ca, 3, &y, 1);
+    if (!e && acc.id) {
+      e = op2_into("Add", &acc, y);
+    } else if (!e) {
+      acc = y, y = NONE;
+    }
+    dml_rt_tensor_t all[] = {v, vt, vc, v4, wk, wc, wk4, y};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) drop(&all[i]);
+  }
+  if (!e) { /* [N OD, M, OH, OW] -> [N, M, OD, OH, OW] */
+    dml_rt_tensor_info_t ia;
+    dml_rt_tensor_t a5 = NONE, at = NONE;
+    e = dml_rt_tensor_info(acc, &ia);
+    const int64_t d5[5] = {N, OD, M, ia.dims[2], ia.dims[3]};
+    if (!e) e = dml_rt_tensor_reshape(acc, 5, d5, &a5);
+    if (!e) e = dml_rt_tensor_transpose(a5, perm, &at);
+    if (!e) e = op1("Identity", at, NULL, 0, out);
+    drop(&a5);
+    drop(&at);
+  }
+  drop(&xp);
+  drop(&fill);
+  drop(&acc);
+  return e;
+}
+
+/* ConvTranspose (1-D to 3-D) on a GPU as a Conv: X with s - 1 zeros
  * inserted between its elements along each spatial dim (a view [.., S, 1,
  * ..] padded with zeros to [.., S, s, ..] by Pad, reshaped and cut to (S -
  * 1) * s + 1), W [C, M/g, k...] regrouped to [M, C/g, k...] and flipped
@@ -2627,10 +2704,10 @@ static dml_status_t conv_transpose(dml_rt_device_t *dev, const dml_rt_tensor_t *
   convt_geo_t g;
   DML_RETURN_IF_ERROR(convt_geometry(dev, in, n, attrs, na, &g));
   const int32_t r = g.r;
-  if (r > 2)
+  if (r > 3)
     return dml_status_make(
         DML_STATUS_UNIMPLEMENTED, "ConvTranspose",
-        "the GPU's eager ConvTranspose is 1-D or 2-D (X of rank 3 or 4, "
+        "the GPU's eager ConvTranspose is 1-D, 2-D or 3-D (X of rank 3 to 5, "
         "not %d) in this version",
         (int)x->rank);
   if (dml_dims_numel(g.y, g.yrank) == 0)
@@ -2728,7 +2805,10 @@ static dml_status_t conv_transpose(dml_rt_device_t *dev, const dml_rt_tensor_t *
     ca[1] = ints_attr("dilations", dd, (size_t)r);
     ca[2] = int_attr("group", g.group);
     dml_rt_tensor_t cin[3] = {xu, wf, n > 2 ? in[2] : NONE};
-    e = dml_rt_tensor_op("Conv", cin, n > 2 && in[2].id ? 3u : 2u, ca, 3, out, 1);
+    if (r == 3) /* the library's Conv is 1-D or 2-D: a sum of 2-D ones */
+      e = conv3d_by_taps(dev, xu, wf, cin[2], cp, dd, g.group, out);
+    else
+      e = dml_rt_tensor_op("Conv", cin, n > 2 && in[2].id ? 3u : 2u, ca, 3, out, 1);
   }
   drop(&xu);
   drop(&wf);
