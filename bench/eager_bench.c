@@ -44,7 +44,10 @@
  *           LayerNormalization of f32 [64, 768] and [4096, 768] over the
  *           last axis (scale and B [768]), BatchNormalization (inference)
  *           of f32 [8, 64, 56, 56] (scale, B, mean, var [64]),
- *           InstanceNormalization of f32 [8, 64, 56, 56].
+ *           InstanceNormalization of f32 [8, 64, 56, 56]; and short rows
+ *           (the kernels' per-row form): BatchNormalization of f32 [1024,
+ *           512] (rows of 1; parameters [512]), LayerNormalization of f32
+ *           [16384, 32] (scale and B [32]).
  *
  * Each figure is the median over `runs` (>= 5) rounds; the kinds are
  * interleaved within every round so machine load hits them alike. Prints
@@ -200,35 +203,49 @@ static dml_rt_tensor_t rnd(dml_rt_device_t *dev, int32_t rank, const int64_t *di
 /* The norm figures (above) on `dev`. */
 static void norm_bench(dml_rt_device_t *dev, int runs) {
   int64_t d64[2] = {64, 768}, d4k[2] = {4096, 768}, dc = 768, dbn[4] = {8, 64, 56, 56},
-          c64 = 64;
+          c64 = 64, dr1[2] = {1024, 512}, c512 = 512, d32[2] = {16384, 32}, c32 = 32;
   dml_rt_tensor_t x64 = rnd(dev, 2, d64, -2, 2, 1), x4k = rnd(dev, 2, d4k, -2, 2, 2),
                   sc = rnd(dev, 1, &dc, 0.5, 1.5, 3), b = rnd(dev, 1, &dc, -1, 1, 4),
                   xb = rnd(dev, 4, dbn, -2, 2, 5), bs = rnd(dev, 1, &c64, 0.5, 1.5, 6),
                   bb = rnd(dev, 1, &c64, -1, 1, 7), bm = rnd(dev, 1, &c64, -0.5, 0.5, 8),
                   bv = rnd(dev, 1, &c64, 0.5, 2, 9);
+  dml_rt_tensor_t xr1 = rnd(dev, 2, dr1, -2, 2, 10),
+                  p512[4] = {
+                      rnd(dev, 1, &c512, 0.5, 1.5, 11), rnd(dev, 1, &c512, -1, 1, 12),
+                      rnd(dev, 1, &c512, -0.5, 0.5, 13), rnd(dev, 1, &c512, 0.5, 2, 14)};
+  dml_rt_tensor_t x32 = rnd(dev, 2, d32, -2, 2, 15),
+                  s32 = rnd(dev, 1, &c32, 0.5, 1.5, 16),
+                  b32 = rnd(dev, 1, &c32, -1, 1, 17);
   dml_rt_tensor_t ln64[3] = {x64, sc, b}, ln4k[3] = {x4k, sc, b},
-                  bn[5] = {xb, bs, bb, bm, bv}, in[3] = {xb, bs, bb}, y;
-  static const char *const names[4] = {
-      "LayerNormalization [64,768]", "LayerNormalization [4096,768]",
-      "BatchNormalization [8,64,56,56]", "InstanceNormalization [8,64,56,56]"};
-  double t[4][64];
+                  bn[5] = {xb, bs, bb, bm, bv}, in[3] = {xb, bs, bb},
+                  bn1[5] = {xr1, p512[0], p512[1], p512[2], p512[3]},
+                  ln32[3] = {x32, s32, b32}, y;
+  enum { NK = 6 };
+  static const char *const names[NK] = {
+      "LayerNormalization [64,768]",     "LayerNormalization [4096,768]",
+      "BatchNormalization [8,64,56,56]", "InstanceNormalization [8,64,56,56]",
+      "BatchNormalization [1024,512]",   "LayerNormalization [16384,32]"};
+  double t[NK][64];
   for (int r = 0; r < runs + 1; r++) { /* round 0 warms up */
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < NK; k++) {
       double t0 = now_s();
       if (k == 0) TRY(dml_rt_tensor_op("LayerNormalization", ln64, 3, NULL, 0, &y, 1));
       if (k == 1) TRY(dml_rt_tensor_op("LayerNormalization", ln4k, 3, NULL, 0, &y, 1));
       if (k == 2) TRY(dml_rt_tensor_op("BatchNormalization", bn, 5, NULL, 0, &y, 1));
       if (k == 3) TRY(dml_rt_tensor_op("InstanceNormalization", in, 3, NULL, 0, &y, 1));
+      if (k == 4) TRY(dml_rt_tensor_op("BatchNormalization", bn1, 5, NULL, 0, &y, 1));
+      if (k == 5) TRY(dml_rt_tensor_op("LayerNormalization", ln32, 3, NULL, 0, &y, 1));
       TRY(dml_rt_tensor_free(y));
       if (r > 0) t[k][r - 1] = (now_s() - t0) * 1e3;
     }
   }
   printf("%s, f32, op + free, medians of %d:", dml_rt_device_name(dev), runs);
-  for (int k = 0; k < 4; k++)
+  for (int k = 0; k < NK; k++)
     printf("%s %s %.2f ms", k ? ";" : "", names[k], median(t[k], runs));
   printf("\n");
-  dml_rt_tensor_t all[9] = {x64, x4k, sc, b, xb, bs, bb, bm, bv};
-  for (int i = 0; i < 9; i++) TRY(dml_rt_tensor_free(all[i]));
+  dml_rt_tensor_t all[] = {x64, x4k,     sc,      b,       xb,      bs,  bb,  bm, bv,
+                           xr1, p512[0], p512[1], p512[2], p512[3], x32, s32, b32};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) TRY(dml_rt_tensor_free(all[i]));
 }
 
 int main(int argc, char **argv) {

@@ -995,19 +995,42 @@ static dml_kstmt_t *nbn_store(sched_t *s, const dml_kidx_t *j, void *ctx) {
   return st;
 }
 
+/* A serial sum over the row (the per-row form): register acc = 0, then
+ * acc += f(j) for j = 0 .. L - 1 in order (the compiled path's short-row
+ * form, schedule_norm.c). */
+static void nrow_serial(sched_t *s, dml_kblock_t *body, const dml_kidx_t *L, int32_t vj,
+                        const dml_kval_t *(*f)(sched_t *, const dml_kidx_t *, void *),
+                        void *ctx, uint32_t acc) {
+  dml_kpool_t *p = s->pool;
+  dml_kblock_add(body, stmt_let(p, acc, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(body, stmt_for(p, vj, L,
+                                stmt_set(p, acc,
+                                         dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, acc),
+                                                   f(s, dml_ki_var(p, vj), ctx)))));
+}
+
 /* The normalization kernel of x's dtype (kernel dtype kt): `given` 0 the
  * row statistics (LayerNormalization, InstanceNormalization), 1
- * BatchNormalization's (dml_eager_lib.h DML_EAGER_NORM). One workgroup of
- * DML_KROW_WG per row, the row loops and trees of schedule_rows.c. */
-static dml_status_t norm_kernel(dml_kpool_t *p, dml_kdtype_t kt, int given,
+ * BatchNormalization's (dml_eager_lib.h DML_EAGER_NORM). per_row 0: one
+ * workgroup of DML_KROW_WG per row, the row loops and trees of
+ * schedule_rows.c; 1: one invocation per row (workgroups of
+ * DML_EAGER_NM_ROW_LOCAL), serial sums in element order. */
+static dml_status_t norm_kernel(dml_kpool_t *p, dml_kdtype_t kt, int given, int per_row,
                                 dml_kernel_t *K) {
   sched_t s; /* the row helpers read its pool only */
   memset(&s, 0, sizeof s);
   s.pool = p;
   const int32_t vj = DML_KVAR_FIRST_LOOP, vt = DML_KVAR_FIRST_LOOP + 1;
   const dml_kidx_t *L = sym(p, DML_EAGER_NM_LEN);
-  const dml_kidx_t *row = iadd(p, dml_ki_var(p, DML_KVAR_WG_X),
-                               imul(p, dml_ki_var(p, vt), sym(p, DML_EAGER_NM_GRID)));
+  /* the rows of turn t: workgroup g's (g + t * GRID), or invocation i's
+   * (i + t * GRID * DML_EAGER_NM_ROW_LOCAL) */
+  const dml_kidx_t *row =
+      per_row
+          ? iadd(p, dml_ki_var(p, DML_KVAR_GID_X),
+                 imul(p, dml_ki_var(p, vt),
+                      imul(p, sym(p, DML_EAGER_NM_GRID), ic(p, DML_EAGER_NM_ROW_LOCAL))))
+          : iadd(p, dml_ki_var(p, DML_KVAR_WG_X),
+                 imul(p, dml_ki_var(p, vt), sym(p, DML_EAGER_NM_GRID)));
   const dml_kidx_t *ch = dml_ki_bin(p, DML_KI_MOD, row, sym(p, DML_EAGER_NM_C));
   /* the row's bases into u32 registers once per row */
   const uint32_t rg = 10;
@@ -1032,37 +1055,53 @@ static dml_status_t norm_kernel(dml_kpool_t *p, dml_kdtype_t kt, int given,
       dml_kblock_add(
           &body,
           stmt_let(p, r, dml_kv_load(p, r == 1 ? DML_KBUF_IN3 : DML_KBUF_IN2, at[r])));
-    dml_kblock_add(&body, dml_krow_each(&s, L, vj, nbn_store, &c));
+    dml_kblock_add(&body, per_row
+                              ? stmt_for(p, vj, L, nbn_store(&s, dml_ki_var(p, vj), &c))
+                              : dml_krow_each(&s, L, vj, nbn_store, &c));
   } else {
     const dml_kval_t *Lf = dml_kv_idx(p, DML_KT_F32, L);
     dml_kblock_add(&body, stmt_let(p, c.shift, dml_kv_const(p, 0.0f)));
     dml_kblock_add(&body, stmt_if(p, ic(p, 0), ic(p, 0), L,
                                   stmt_set(p, c.shift, nrow_x(p, &c, ic(p, 0)))));
-    dml_krow_reduce(&s, &body, L, vj, DML_KF_ADD, 0.0f, nrow_shifted, &c, 0, 0);
+    if (per_row)
+      nrow_serial(&s, &body, L, vj, nrow_shifted, &c, 0);
+    else
+      dml_krow_reduce(&s, &body, L, vj, DML_KF_ADD, 0.0f, nrow_shifted, &c, 0, 0);
     dml_kblock_add(&body, stmt_set(p, 0, dml_kv_fn(p, DML_KF_DIV, dml_kv_reg(p, 0), Lf)));
-    dml_krow_reduce(&s, &body, L, vj, DML_KF_ADD, 0.0f, nrow_sq, &c, 4, 0);
+    if (per_row)
+      nrow_serial(&s, &body, L, vj, nrow_sq, &c, 4);
+    else
+      dml_krow_reduce(&s, &body, L, vj, DML_KF_ADD, 0.0f, nrow_sq, &c, 4, 0);
     dml_kblock_add(&body, stmt_let(p, c.inv,
                                    dml_ksched_norm_inv(
                                        p, dml_kv_reg(p, 4), Lf,
                                        dml_kv_bits_f32(p, sym(p, DML_EAGER_NM_EPS)))));
-    dml_kblock_add(&body, dml_krow_each(&s, L, vj, nrow_store, &c));
+    dml_kblock_add(&body, per_row
+                              ? stmt_for(p, vj, L, nrow_store(&s, dml_ki_var(p, vj), &c))
+                              : dml_krow_each(&s, L, vj, nrow_store, &c));
   }
-  /* the rows in turns; the test is uniform over the workgroup, so the
-   * barriers inside stay in uniform control flow */
+  /* the rows in turns; in the workgroup form the test is uniform over the
+   * workgroup, so the barriers inside stay in uniform control flow (the
+   * per-row form has none) */
   dml_kstmt_t *top =
       stmt_for(p, vt, sym(p, DML_EAGER_NM_TURNS),
                stmt_if(p, NULL, row, sym(p, DML_EAGER_NM_ROWS), body.first));
   memset(K, 0, sizeof *K);
-  snprintf(K->name, sizeof K->name, "eager_%s_%s", given ? "BatchNorm" : "Norm",
+  snprintf(K->name, sizeof K->name, "eager_%s%s_%s", given ? "BatchNorm" : "Norm",
+           per_row ? "Rows" : "",
            kt == DML_KT_F32   ? "f32"
            : kt == DML_KT_F16 ? "f16"
                               : "bf16");
   K->kind = DML_KK_NORM;
-  K->local[0] = DML_KROW_WG;
   K->local[1] = K->local[2] = 1;
-  K->n_tiles = 1;
-  K->tile_elems[0] = DML_KROW_WG;
-  K->tile_dtype[0] = DML_KT_F32;
+  if (per_row) {
+    K->local[0] = DML_EAGER_NM_ROW_LOCAL;
+  } else {
+    K->local[0] = DML_KROW_WG;
+    K->n_tiles = 1;
+    K->tile_elems[0] = DML_KROW_WG;
+    K->tile_dtype[0] = DML_KT_F32;
+  }
   K->body = top;
   K->n_regs = rg + 4;
   return p->failed || !top ? dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED,
@@ -1072,22 +1111,27 @@ static dml_status_t norm_kernel(dml_kpool_t *p, dml_kdtype_t kt, int given,
 
 /* The normalization kernels: f32, f16 and bf16 x and y, each with the row
  * statistics (op LayerNormalization, 3 operands) and BatchNormalization's
- * given ones (5 operands). */
+ * given ones (5 operands), each in the workgroup-per-row and the
+ * invocation-per-row form (max_len: DML_EAGER_NM_FORM_GIVEN,
+ * DML_EAGER_NM_FORM_PER_ROW). */
 static dml_status_t emit_norm(gen_t *G) {
   static const dml_dtype_t dts[3] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16};
   static const dml_kdtype_t kts[3] = {DML_KT_F32, DML_KT_F16, DML_KT_BF16};
   dml_status_t s = DML_OK;
   for (int d = 0; d < 3 && !s; d++)
-    for (int given = 0; given < 2 && !s; given++) {
-      dml_kpool_t pool = {0};
-      dml_kernel_t K;
-      s = norm_kernel(&pool, kts[d], given, &K);
-      if (!s)
-        s = emit_words(G, &K, DML_EAGER_NM_WORDS,
-                       given ? DML_OP_BATCH_NORMALIZATION : DML_OP_LAYER_NORMALIZATION,
-                       DML_EAGER_NORM, given ? 5u : 3u, given, dts[d], dts[d], 0);
-      dml_kpool_free(&pool);
-    }
+    for (int given = 0; given < 2 && !s; given++)
+      for (int per_row = 0; per_row < 2 && !s; per_row++) {
+        dml_kpool_t pool = {0};
+        dml_kernel_t K;
+        s = norm_kernel(&pool, kts[d], given, per_row, &K);
+        const int64_t form = (given ? DML_EAGER_NM_FORM_GIVEN : 0) |
+                             (per_row ? DML_EAGER_NM_FORM_PER_ROW : 0);
+        if (!s)
+          s = emit_words(G, &K, DML_EAGER_NM_WORDS,
+                         given ? DML_OP_BATCH_NORMALIZATION : DML_OP_LAYER_NORMALIZATION,
+                         DML_EAGER_NORM, given ? 5u : 3u, form, dts[d], dts[d], 0);
+        dml_kpool_free(&pool);
+      }
   return s;
 }
 
@@ -1095,30 +1139,46 @@ static dml_status_t emit_norm(gen_t *G) {
  * DML_EAGER_POOLIDX): the CPU's visit of each window (cpu_pool.c), in f32
  * (f16, bf16 widened exactly) or f64. */
 static dml_status_t poolidx_kernel(dml_kpool_t *p, dml_dtype_t dt, dml_kernel_t *K) {
-  const dml_kdtype_t lt = dt == DML_DTYPE_F16    ? DML_KT_F16
-                          : dt == DML_DTYPE_BF16 ? DML_KT_BF16
-                          : dt == DML_DTYPE_F64  ? DML_KT_F64
-                                                 : DML_KT_F32;
-  const dml_kdtype_t ct = dt == DML_DTYPE_F64 ? DML_KT_F64 : DML_KT_F32;
-  const int32_t vt = DML_KVAR_FIRST_LOOP, vi = vt + 1, vj = vt + 2;
+  dml_kdtype_t lt = DML_KT_F32;
+  if (!dml_kdtype_of(dt, &lt))
+    return dml_status_make(DML_STATUS_INTERNAL, "codegen.eager", "no kernel dtype for %s",
+                           dml_dtype_name(dt));
+  /* f32 for f32, f16, bf16; f64 for f64 and the integers (the CPU's
+   * dml_load_f64 compares) */
+  const int narrow = dt == DML_DTYPE_F32 || dt == DML_DTYPE_F16 || dt == DML_DTYPE_BF16;
+  const dml_kdtype_t ct = narrow ? DML_KT_F32 : DML_KT_F64;
+  const int32_t vt = DML_KVAR_FIRST_LOOP, vi = vt + 1, vj = vt + 2, vk = vt + 3;
   const dml_kidx_t *i = iadd(p, dml_ki_var(p, DML_KVAR_GID_X),
                              imul(p, dml_ki_var(p, vt), sym(p, DML_EAGER_PI_STRIDE)));
-  const dml_kidx_t *OW = sym(p, DML_EAGER_PI_OW), *OH = sym(p, DML_EAGER_PI_OH);
-  const dml_kidx_t *H = sym(p, DML_EAGER_PI_H), *W = sym(p, DML_EAGER_PI_W);
-  const dml_kidx_t *PH = sym(p, DML_EAGER_PI_PH), *PW = sym(p, DML_EAGER_PI_PW);
+  const dml_kidx_t *OW = sym(p, DML_EAGER_PI_OW), *OH = sym(p, DML_EAGER_PI_OH),
+                   *OD = sym(p, DML_EAGER_PI_OD);
+  const dml_kidx_t *H = sym(p, DML_EAGER_PI_H), *W = sym(p, DML_EAGER_PI_W),
+                   *Dd = sym(p, DML_EAGER_PI_D);
+  const dml_kidx_t *PH = sym(p, DML_EAGER_PI_PH), *PW = sym(p, DML_EAGER_PI_PW),
+                   *PD = sym(p, DML_EAGER_PI_PD);
   const dml_kidx_t *ow = dml_ki_bin(p, DML_KI_MOD, i, OW);
   const dml_kidx_t *r1 = dml_ki_bin(p, DML_KI_DIV, i, OW);
   const dml_kidx_t *oh = dml_ki_bin(p, DML_KI_MOD, r1, OH);
-  const dml_kidx_t *nc = dml_ki_bin(p, DML_KI_DIV, r1, OH);
+  const dml_kidx_t *r2 = dml_ki_bin(p, DML_KI_DIV, r1, OH);
+  const dml_kidx_t *od = dml_ki_bin(p, DML_KI_MOD, r2, OD);
+  const dml_kidx_t *nc = dml_ki_bin(p, DML_KI_DIV, r2, OD);
+  const dml_kidx_t *idp = iadd(p, imul(p, od, sym(p, DML_EAGER_PI_SD)),
+                               imul(p, dml_ki_var(p, vk), sym(p, DML_EAGER_PI_DD)));
   const dml_kidx_t *ihp = iadd(p, imul(p, oh, sym(p, DML_EAGER_PI_SH)),
                                imul(p, dml_ki_var(p, vi), sym(p, DML_EAGER_PI_DH)));
   const dml_kidx_t *iwp = iadd(p, imul(p, ow, sym(p, DML_EAGER_PI_SW)),
                                imul(p, dml_ki_var(p, vj), sym(p, DML_EAGER_PI_DW)));
   /* the tap's offset in its image */
-  const dml_kidx_t *off = iadd(p, imul(p, dml_ki_bin(p, DML_KI_SUB, ihp, PH), W),
-                               dml_ki_bin(p, DML_KI_SUB, iwp, PW));
+  const dml_kidx_t *off =
+      iadd(p,
+           imul(p,
+                iadd(p, imul(p, dml_ki_bin(p, DML_KI_SUB, idp, PD), H),
+                     dml_ki_bin(p, DML_KI_SUB, ihp, PH)),
+                W),
+           dml_ki_bin(p, DML_KI_SUB, iwp, PW));
+  const dml_kidx_t *img = imul(p, Dd, imul(p, H, W));
   const dml_kidx_t *xi =
-      iadd(p, sym(p, DML_EAGER_PI_X_OFF), iadd(p, imul(p, nc, imul(p, H, W)), off));
+      iadd(p, sym(p, DML_EAGER_PI_X_OFF), iadd(p, imul(p, nc, img), off));
   /* registers: 0 the best value, 1 the winner's offset (u32), 2 found
    * (f32 0 or 1), 3 the tap's value */
   const uint32_t racc = 0, rpos = 1, rfl = 2, rv = 3;
@@ -1140,14 +1200,21 @@ static dml_status_t poolidx_kernel(dml_kpool_t *p, dml_dtype_t dt, dml_kernel_t 
                                               dml_kv_reg_t(p, rpos, DML_KT_U32))));
   dml_kblock_add(&tap, stmt_set(p, racc, dml_kv_select(p, take, v, acc)));
   dml_kblock_add(&tap, stmt_set(p, rfl, dml_kv_const(p, 1.0f)));
-  dml_kstmt_t *loop_j = stmt_for(p, vj, sym(p, DML_EAGER_PI_KW),
-                                 stmt_if(p, PH, ihp, iadd(p, PH, H),
-                                         stmt_if(p, PW, iwp, iadd(p, PW, W), tap.first)));
+  dml_kstmt_t *loop_j =
+      stmt_for(p, vj, sym(p, DML_EAGER_PI_KW),
+               stmt_if(p, PD, idp, iadd(p, PD, Dd),
+                       stmt_if(p, PH, ihp, iadd(p, PH, H),
+                               stmt_if(p, PW, iwp, iadd(p, PW, W), tap.first))));
   dml_kstmt_t *loop_i = stmt_for(p, vi, sym(p, DML_EAGER_PI_KH), loop_j);
-  /* the index: nc * H * W plus the offset, row- or column-major */
+  dml_kstmt_t *loop_k = stmt_for(p, vk, sym(p, DML_EAGER_PI_KD), loop_i);
+  /* the index: nc * D * H * W plus the offset, row- or column-major (d + h
+   * * D + w * D * H of pos = (d * H + h) * W + w) */
   const dml_kidx_t *pos = dml_ki_val(p, dml_kv_reg_t(p, rpos, DML_KT_U32));
-  const dml_kidx_t *cm = iadd(p, imul(p, dml_ki_bin(p, DML_KI_MOD, pos, W), H),
-                              dml_ki_bin(p, DML_KI_DIV, pos, W));
+  const dml_kidx_t *pw = dml_ki_bin(p, DML_KI_MOD, pos, W);
+  const dml_kidx_t *ph = dml_ki_bin(p, DML_KI_MOD, dml_ki_bin(p, DML_KI_DIV, pos, W), H);
+  const dml_kidx_t *pd = dml_ki_bin(p, DML_KI_DIV, pos, imul(p, W, H));
+  const dml_kidx_t *cm =
+      iadd(p, pd, iadd(p, imul(p, ph, Dd), imul(p, pw, imul(p, Dd, H))));
   dml_kstmt_t *st[2];
   for (int o = 0; o < 2; o++) {
     st[o] = dml_ks_new(p, DML_KS_STORE);
@@ -1155,9 +1222,9 @@ static dml_status_t poolidx_kernel(dml_kpool_t *p, dml_dtype_t dt, dml_kernel_t 
       st[o]->buf = DML_KBUF_ARENA;
       st[o]->dtype = DML_KT_I64;
       st[o]->idx = i;
-      st[o]->val = dml_kv_cast(
-          p, DML_KT_I64,
-          dml_kv_idx(p, DML_KT_U32, iadd(p, imul(p, nc, imul(p, H, W)), o ? cm : pos)));
+      st[o]->val =
+          dml_kv_cast(p, DML_KT_I64,
+                      dml_kv_idx(p, DML_KT_U32, iadd(p, imul(p, nc, img), o ? cm : pos)));
     }
   }
   dml_kblock_t b = {NULL, NULL};
@@ -1165,7 +1232,7 @@ static dml_status_t poolidx_kernel(dml_kpool_t *p, dml_dtype_t dt, dml_kernel_t 
   dml_kblock_add(&b, stmt_let(p, rpos, dml_kv_idx(p, DML_KT_U32, ic(p, 0))));
   dml_kblock_add(&b, stmt_let(p, rfl, dml_kv_const(p, 0.0f)));
   dml_kblock_add(&b, stmt_let(p, rv, dml_kv_zero(p, ct)));
-  dml_kblock_add(&b, loop_i);
+  dml_kblock_add(&b, loop_k);
   dml_kblock_add(&b, stmt_if(p, NULL, sym(p, DML_EAGER_PI_ORDER), ic(p, 1), st[0]));
   dml_kblock_add(&b, stmt_if(p, ic(p, 1), sym(p, DML_EAGER_PI_ORDER), ic(p, 2), st[1]));
   dml_kstmt_t *body = stmt_for(p, vt, sym(p, DML_EAGER_PI_ITERS),
@@ -1182,12 +1249,14 @@ static dml_status_t poolidx_kernel(dml_kpool_t *p, dml_dtype_t dt, dml_kernel_t 
                             : DML_OK;
 }
 
-/* MaxPool's Indices kernels: X of f32, f16, bf16, f64. */
+/* MaxPool's Indices kernels: X of f32, f16, bf16, f64 and the integers. */
 static dml_status_t emit_poolidx(gen_t *G) {
-  static const dml_dtype_t dts[4] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16,
-                                     DML_DTYPE_F64};
+  static const dml_dtype_t dts[12] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16,
+                                      DML_DTYPE_F64, DML_DTYPE_I8,  DML_DTYPE_I16,
+                                      DML_DTYPE_I32, DML_DTYPE_I64, DML_DTYPE_U8,
+                                      DML_DTYPE_U16, DML_DTYPE_U32, DML_DTYPE_U64};
   dml_status_t s = DML_OK;
-  for (int d = 0; d < 4 && !s; d++) {
+  for (int d = 0; d < 12 && !s; d++) {
     dml_kpool_t pool = {0};
     dml_kernel_t K;
     s = poolidx_kernel(&pool, dts[d], &K);

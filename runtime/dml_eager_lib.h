@@ -202,27 +202,39 @@ enum {
 
 /* Normalization kernels (kind DML_EAGER_NORM), one per dtype of x and y
  * (`dtype`: f32, f16, bf16; the statistics and the arithmetic in f32, y
- * rounded once), op LayerNormalization (max_len 0: each row's own mean and
- * variance, for LayerNormalization and InstanceNormalization) or
- * BatchNormalization (max_len 1: the mean and variance given per channel,
- * inference). One workgroup of DML_EAGER_LOCAL invocations per row: row r
+ * rounded once), op LayerNormalization (each row's own mean and variance,
+ * for LayerNormalization and InstanceNormalization) or BatchNormalization
+ * (max_len's bit DML_EAGER_NM_FORM_GIVEN: the mean and variance given per
+ * channel, inference), each in two forms
+ * (max_len's bit DML_EAGER_NM_FORM_PER_ROW): 0, one workgroup of
+ * DML_EAGER_LOCAL invocations per row, workgroup g of a grid of GRID
+ * taking rows g, g + GRID, ... (TURNS turns); 1, for rows shorter than
+ * DML_EAGER_NM_SHORT, one invocation per row, workgroups of
+ * DML_EAGER_NM_ROW_LOCAL, invocation i of the grid of GRID workgroups
+ * taking rows i, i + GRID * DML_EAGER_NM_ROW_LOCAL, ... (TURNS turns), its
+ * sums serial in element order (the compiled path's short-row form). Row r
  * (r < ROWS) is the LEN contiguous elements of x (binding 1) from element
  * X_OFF + r * LEN, written to y (binding 0, contiguous, element 0) at r *
- * LEN; its channel is c = r % C; workgroup g of a grid of GRID takes rows
- * g, g + GRID, ... (TURNS turns). Scale is read from binding 2 (f32) at
+ * LEN; its channel is c = r % C. Scale is read from binding 2 (f32) at
  * element S_OFF + c * S_CS + j * S_JS for element j of the row, B from
  * binding 3 (f32) at B_OFF + c * B_CS + j * B_JS when HAS_B is 1 (else
- * not added; bind any buffer there). max_len 0: the compiled path's
+ * not added; bind any buffer there). Own statistics: the compiled path's
  * shifted two-pass statistics (codegen/schedule_norm.c: x0 the row's first
  * element, mean of x - x0, then the mean of (x - x0 - mean)^2, each a
  * workgroup tree of 4 strided accumulators per invocation,
- * schedule_rows.c), inv = 1 / sqrt(var + EPS), y = (x - x0 - mean) * inv *
- * scale + B (dml_ksched_norm_affine). max_len 1: mean and var at elements
- * M_OFF + c and V_OFF + c of binding 2, y = the scheduler's BatchNormalization
+ * schedule_rows.c, or the serial sum of the per-row form), inv = 1 / sqrt(var + EPS), y =
+ * (x - x0 - mean) * inv * scale + B (dml_ksched_norm_affine). Given ones: mean and var at
+ * elements M_OFF + c and V_OFF + c of binding 2, y = the scheduler's BatchNormalization
  * formula (dml_ksched_bn_value: a = (1 / sqrt(var + EPS)) * scale, y = x *
  * a + (B - mean * a)). EPS: the bits of the f32 epsilon. On CUDA the
  * parameters are (y, x, scale, B, the words by value), as MatMul's. */
 #define DML_EAGER_NORM 6u
+#define DML_EAGER_NM_FORM_GIVEN 1
+#define DML_EAGER_NM_FORM_PER_ROW 2
+/* rows shorter than this take the per-row form (a quarter of the
+ * workgroup form's 256 invocations: most of a row's workgroup would idle) */
+#define DML_EAGER_NM_SHORT 64
+#define DML_EAGER_NM_ROW_LOCAL 64
 enum {
   DML_EAGER_NM_ROWS = 0,
   DML_EAGER_NM_LEN,
@@ -244,16 +256,19 @@ enum {
 };
 
 /* MaxPool's Indices kernels (kind DML_EAGER_POOLIDX, op MaxPool, one per
- * dtype of X: f32, f16, bf16 compared in f32, f64 in f64; out_dtype i64),
- * 2-D (1-D as H = 1): one invocation per element i < N of the Indices [NC,
- * OH, OW] (contiguous, binding 0; a grid of `stride` invocations loops as
- * the elementwise kernels): the window's taps in order (i, j) at padded
- * coordinates (oh * SH + i * DH, ow * SW + j * DW), those inside X [NC, H,
- * W] (contiguous at X_OFF, binding 1) visited as the CPU's kernel visits
- * them (cpu_pool.c pool_window_f64): a tap wins when it is the window's
- * first inside X, greater than the best so far, or a NaN over a number;
- * the index is nc * H * W plus the winner's offset, row-major (ORDER 0)
- * or column-major (ORDER 1), 0 for a window with no tap inside X. */
+ * dtype of X: f32, f16, bf16 compared in f32; f64 and the integers i8,
+ * i16, i32, i64, u8, u16, u32, u64 in f64, as the CPU's kernel compares
+ * them; out_dtype i64), 3-D (2-D as D = 1, 1-D as D = H = 1): one
+ * invocation per element i < N of the Indices [NC, OD, OH, OW]
+ * (contiguous, binding 0; a grid of `stride` invocations loops as the
+ * elementwise kernels): the window's taps in order (k, i, j) at padded
+ * coordinates (od * SD + k * DD, oh * SH + i * DH, ow * SW + j * DW), those
+ * inside X [NC, D, H, W] (contiguous at X_OFF, binding 1) visited as the
+ * CPU's kernel visits them (cpu_pool.c pool_window_f64): a tap wins when
+ * it is the window's first inside X, greater than the best so far, or a
+ * NaN over a number; the index is nc * D * H * W plus the winner's offset,
+ * row-major (ORDER 0) or column-major (ORDER 1: d + h * D + w * D * H), 0
+ * for a window with no tap inside X. */
 #define DML_EAGER_POOLIDX 7u
 enum {
   DML_EAGER_PI_N = 0,
@@ -273,6 +288,12 @@ enum {
   DML_EAGER_PI_DW,
   DML_EAGER_PI_X_OFF,
   DML_EAGER_PI_ORDER,
+  DML_EAGER_PI_D,
+  DML_EAGER_PI_OD,
+  DML_EAGER_PI_KD,
+  DML_EAGER_PI_SD,
+  DML_EAGER_PI_PD,
+  DML_EAGER_PI_DD,
   DML_EAGER_PI_WORDS,
 };
 
@@ -318,8 +339,9 @@ typedef struct dml_eager_kernel {
    * dims it indexes, the last ones of the layout (1: the flat form, no
    * index division; 3, Identity's; DML_EAGER_RANK). DML_EAGER_MATMUL: 1
    * for the unit-stride form, 0 for any strides. DML_EAGER_GATHER: 0.
-   * DML_EAGER_NORM: 0 the statistics of each row, 1 BatchNormalization's
-   * given ones. */
+   * DML_EAGER_NORM: the form, DML_EAGER_NM_FORM_GIVEN (BatchNormalization's
+   * given statistics; else each row's own) | DML_EAGER_NM_FORM_PER_ROW (one
+   * invocation per row; else a workgroup per row). */
   int64_t max_len;
   uint32_t dtype, out_dtype;
   /* ArgMax/ArgMin (DML_EAGER_REDUCE, out_dtype i64): the kernel's

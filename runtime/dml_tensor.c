@@ -176,6 +176,90 @@ static inline dml_status_t rule_err(dml_status_t s, dml_op_t id,
   return s ? restate(s, id, d->name) : DML_OK; /* no call on success */
 }
 
+/* The eager dims of RNN, GRU and LSTM (the op table's rule, ir/infer.c
+ * rnn_rule): X [seq, batch, input] (layout 1: [batch, seq, input]), R's
+ * dims[2] the hidden size H, D 2 for `direction` bidirectional, else 1: Y
+ * [seq, D, batch, H] ([batch, seq, D, H]), Y_h and Y_c [D, batch, H]
+ * ([batch, D, H]), X's dtype. The other shape checks are the kernels'
+ * (the CPU's rnn_geo; dml_tensor_compose.c's on a GPU). Errors:
+ * INVALID_ARGUMENT for X, W or R not of rank 3, a direction or layout
+ * ONNX does not define, more outputs than the op has. */
+static dml_status_t rnn_outputs(dml_cpu_call_t *c) {
+  const char *opn = dml_op_name(c->op);
+  const dml_op_info_t *info = dml_op_info(c->op);
+  if (c->n_inputs < 3 || c->n_outputs < 1 || (int)c->n_outputs > info->max_outputs ||
+      (int)c->n_inputs > info->max_inputs)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
+                           "takes %d to %d inputs and %d to %d outputs, got %u and %u",
+                           info->min_inputs, info->max_inputs, info->min_outputs,
+                           info->max_outputs, c->n_inputs, c->n_outputs);
+  const dml_tensor_t *x = &c->inputs[0], *r = &c->inputs[2];
+  if (!x->dtype || !c->inputs[1].dtype || !r->dtype || x->rank != 3 ||
+      c->inputs[1].rank != 3 || r->rank != 3)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
+                           "X, W and R are required, each of rank 3");
+  const char *dir = dml_attr_string(c->attrs, c->n_attrs, "direction", "forward");
+  const int64_t D = !strcmp(dir, "bidirectional") ? 2 : 1;
+  if (D == 1 && strcmp(dir, "forward") && strcmp(dir, "reverse"))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
+                           "direction \"%s\" is not forward, reverse or bidirectional",
+                           dir);
+  const int64_t layout = dml_attr_int(c->attrs, c->n_attrs, "layout", 0);
+  if (layout != 0 && layout != 1)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn, "layout %lld must be 0 or 1",
+                           (long long)layout);
+  const int64_t S = x->dims[layout ? 1 : 0], B = x->dims[layout ? 0 : 1], H = r->dims[2];
+  for (uint32_t o = 0; o < c->n_outputs; o++) {
+    dml_tensor_t *y = &c->outputs[o];
+    y->dtype = x->dtype;
+    if (o == 0) {
+      const int64_t d[4] = {layout ? B : S, layout ? S : D, layout ? D : B, H};
+      y->rank = 4;
+      memcpy(y->dims, d, sizeof d);
+    } else {
+      const int64_t d[3] = {layout ? B : D, layout ? D : B, H};
+      y->rank = 3;
+      memcpy(y->dims, d, sizeof d);
+    }
+  }
+  return DML_OK;
+}
+
+/* The eager shape rule of call c (dml_cpu_eager_outputs), with
+ * LayerNormalization's optional outputs Mean and InvStdDev (2 or 3
+ * outputs), which the CPU's eager rule leaves out: as the op table's shape
+ * rule (ir/infer.c infer_layernorm) gives them, X's dims with those from
+ * `axis` on made 1, of the dtype `stash_type` names (ONNX code, default 1:
+ * f32); and the RNNs' (rnn_outputs), which it has no rule for. Errors: the
+ * rule's; INVALID_ARGUMENT for a stash_type dmlc has no dtype for. */
+static dml_status_t eager_outputs(dml_cpu_call_t *c) {
+  if (c->op == DML_OP_RNN || c->op == DML_OP_GRU || c->op == DML_OP_LSTM)
+    return rnn_outputs(c);
+  const uint32_t no = c->n_outputs;
+  if (c->op != DML_OP_LAYER_NORMALIZATION || no < 2 || no > 3 || c->n_inputs < 1)
+    return dml_cpu_eager_outputs(c);
+  c->n_outputs = 1;
+  dml_status_t s = dml_cpu_eager_outputs(c);
+  c->n_outputs = no;
+  if (s) return s;
+  const dml_tensor_t *x = &c->inputs[0];
+  const int64_t code = dml_attr_int(c->attrs, c->n_attrs, "stash_type", 1);
+  const dml_dtype_t st = dml_dtype_from_onnx_code(code);
+  if (st == DML_DTYPE_INVALID || !dml_dtype_is_float(st))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "LayerNormalization",
+                           "stash_type %lld is not an ONNX float dtype code",
+                           (long long)code);
+  int64_t axis = dml_attr_int(c->attrs, c->n_attrs, "axis", -1);
+  if (axis < 0) axis += x->rank; /* in range: the rule checked it */
+  for (uint32_t i = 1; i < no; i++) {
+    dml_tensor_t *o = &c->outputs[i];
+    o->dtype = st;
+    o->rank = x->rank;
+    for (int32_t d = 0; d < x->rank; d++) o->dims[d] = d < axis ? x->dims[d] : 1;
+  }
+  return DML_OK;
+}
+
 /* Error s of a step of op `id` run as other ops (CastLike as Cast, Sum as
  * Add, ...) named by op `id`, reason and details kept. */
 static dml_status_t as_op(dml_status_t s, dml_op_t id) {
@@ -593,7 +677,7 @@ static dml_status_t run_host(dml_rt_device_t *d, dml_op_t opid, const dml_tensor
     for (uint32_t i = 0; i < n_out; i++) y[i] = fixed_out[i];
   } else {
     call.output_capacity = cap;
-    DML_RETURN_IF_ERROR(rule_err(dml_cpu_eager_outputs(&call), opid, d));
+    DML_RETURN_IF_ERROR(rule_err(eager_outputs(&call), opid, d));
     call.output_capacity = NULL;
   }
   uint64_t bytes[DML_MAX_EAGER_OUTPUTS];
@@ -1500,7 +1584,7 @@ static dml_status_t rule_dims_n(const dml_rt_device_t *dev, dml_op_t id, slot_t 
   call.output_capacity = cap;
   call.attrs = attrs;
   call.n_attrs = n_attrs;
-  if (!e) e = rule_err(dml_cpu_eager_outputs(&call), id, dev);
+  if (!e) e = rule_err(eager_outputs(&call), id, dev);
   for (uint32_t j = 0; j < n; j++) free(owned[j]);
   return e;
 }
@@ -2009,9 +2093,16 @@ dml_status_t dml_rt_eager_norm(dml_rt_device_t *dev, dml_op_t id, dml_rt_tensor_
   if (nm->bias.id) DML_RETURN_IF_ERROR(get(nm->bias, opn, &bs));
   const dml_op_t row =
       nm->given ? DML_OP_BATCH_NORMALIZATION : DML_OP_LAYER_NORMALIZATION;
-  int32_t k = eager_find_t(dev, row, nm->given ? 5u : 3u, xs->dtype, xs->dtype);
-  if (k < 0 || dev->lib[k].kind != DML_EAGER_NORM || !dev->mem->run_kernel_bufs)
-    return DML_OK; /* composed instead */
+  /* the form: a workgroup per row, or an invocation per short row */
+  const int per_row = nm->len < DML_EAGER_NM_SHORT;
+  const int64_t form = (nm->given ? DML_EAGER_NM_FORM_GIVEN : 0) |
+                       (per_row ? DML_EAGER_NM_FORM_PER_ROW : 0);
+  int32_t k = -1;
+  LIB_ROWS(dev, row, kk)
+  if (dev->lib[kk].kind == DML_EAGER_NORM && dev->lib[kk].dtype == (uint32_t)xs->dtype &&
+      dev->lib[kk].max_len == form)
+    k = (int32_t)kk;
+  if (k < 0 || !dev->mem->run_kernel_bufs) return DML_OK; /* composed instead */
   *done = 1;
   if (!is_contig(xs) || ss->dtype != DML_DTYPE_F32 || (bs && bs->dtype != DML_DTYPE_F32))
     return dml_status_make(DML_STATUS_INTERNAL, opn,
@@ -2040,12 +2131,15 @@ dml_status_t dml_rt_eager_norm(dml_rt_device_t *dev, dml_op_t id, dml_rt_tensor_
   e = get(*out, opn, &ys);
   uint32_t pc[DML_EAGER_NM_WORDS];
   memset(pc, 0, sizeof pc);
-  uint64_t grid = nm->rows > 65535 ? 65535 : (uint64_t)nm->rows;
+  /* workgroups: one per row, or one per DML_EAGER_NM_ROW_LOCAL rows */
+  const uint64_t per_wg = per_row ? DML_EAGER_NM_ROW_LOCAL : 1;
+  const uint64_t wgs = ((uint64_t)nm->rows + per_wg - 1) / per_wg;
+  uint64_t grid = wgs > 65535 ? 65535 : wgs;
   float ef = (float)nm->eps;
   pc[DML_EAGER_NM_ROWS] = (uint32_t)nm->rows;
   pc[DML_EAGER_NM_LEN] = (uint32_t)nm->len;
   pc[DML_EAGER_NM_GRID] = (uint32_t)grid;
-  pc[DML_EAGER_NM_TURNS] = (uint32_t)(((uint64_t)nm->rows + grid - 1) / grid);
+  pc[DML_EAGER_NM_TURNS] = (uint32_t)((wgs + grid - 1) / grid);
   pc[DML_EAGER_NM_C] = (uint32_t)C;
   pc[DML_EAGER_NM_X_OFF] = (uint32_t)xs->offset;
   pc[DML_EAGER_NM_S_OFF] = (uint32_t)ss->offset;
@@ -2081,14 +2175,12 @@ dml_status_t dml_rt_eager_pool_indices(dml_rt_device_t *dev, dml_rt_tensor_t x,
   slot_t *xs = NULL;
   DML_RETURN_IF_ERROR(get(x, opn, &xs));
   int32_t kr = eager_find_t(dev, DML_OP_MAX_POOL, 1, xs->dtype, DML_DTYPE_I64);
-  if (kr < 0 || dev->lib[kr].kind != DML_EAGER_POOLIDX ||
-      (xs->rank != 3 && xs->rank != 4))
+  if (kr < 0 || dev->lib[kr].kind != DML_EAGER_POOLIDX || xs->rank < 3 || xs->rank > 5)
     return DML_OK;
   *done = 1;
   if (!is_contig(xs))
     return dml_status_make(DML_STATUS_INTERNAL, opn,
                            "the index kernel takes a contiguous X");
-  const int two = xs->rank == 4;
   int64_t yd[DML_MAX_RANK];
   memcpy(yd, ydims, sizeof(int64_t) * (size_t)xs->rank);
   const int64_t n = dml_dims_numel(yd, xs->rank);
@@ -2105,22 +2197,27 @@ dml_status_t dml_rt_eager_pool_indices(dml_rt_device_t *dev, dml_rt_tensor_t x,
   uint64_t groups = ((uint64_t)n + DML_EAGER_LOCAL - 1) / DML_EAGER_LOCAL;
   if (groups > 65535) groups = 65535;
   const uint64_t stride = groups * DML_EAGER_LOCAL;
-  const int hi = two ? 0 : -1; /* 1-D: H = 1 */
+  /* the spatial dims right-aligned to (D, H, W): 2-D as D = 1, 1-D as D =
+   * H = 1 (a missing dim: extent 1, window 1, stride 1, no pad) */
+  const int sp = xs->rank - 2;
+  static const uint32_t w_ext[3] = {DML_EAGER_PI_D, DML_EAGER_PI_H, DML_EAGER_PI_W},
+                        w_out[3] = {DML_EAGER_PI_OD, DML_EAGER_PI_OH, DML_EAGER_PI_OW},
+                        w_k[3] = {DML_EAGER_PI_KD, DML_EAGER_PI_KH, DML_EAGER_PI_KW},
+                        w_s[3] = {DML_EAGER_PI_SD, DML_EAGER_PI_SH, DML_EAGER_PI_SW},
+                        w_p[3] = {DML_EAGER_PI_PD, DML_EAGER_PI_PH, DML_EAGER_PI_PW},
+                        w_d[3] = {DML_EAGER_PI_DD, DML_EAGER_PI_DH, DML_EAGER_PI_DW};
   pc[DML_EAGER_PI_N] = (uint32_t)n;
   pc[DML_EAGER_PI_STRIDE] = (uint32_t)stride;
   pc[DML_EAGER_PI_ITERS] = (uint32_t)(((uint64_t)n + stride - 1) / stride);
-  pc[DML_EAGER_PI_H] = two ? (uint32_t)xs->dims[2] : 1u;
-  pc[DML_EAGER_PI_W] = (uint32_t)xs->dims[xs->rank - 1];
-  pc[DML_EAGER_PI_OH] = two ? (uint32_t)yd[2] : 1u;
-  pc[DML_EAGER_PI_OW] = (uint32_t)yd[xs->rank - 1];
-  pc[DML_EAGER_PI_KH] = hi < 0 ? 1u : (uint32_t)k[0];
-  pc[DML_EAGER_PI_KW] = (uint32_t)k[two];
-  pc[DML_EAGER_PI_SH] = hi < 0 ? 1u : (uint32_t)s[0];
-  pc[DML_EAGER_PI_SW] = (uint32_t)s[two];
-  pc[DML_EAGER_PI_PH] = hi < 0 ? 0u : (uint32_t)pb[0];
-  pc[DML_EAGER_PI_PW] = (uint32_t)pb[two];
-  pc[DML_EAGER_PI_DH] = hi < 0 ? 1u : (uint32_t)d[0];
-  pc[DML_EAGER_PI_DW] = (uint32_t)d[two];
+  for (int a = 0; a < 3; a++) {
+    const int j = a - (3 - sp); /* spatial index, < 0: missing */
+    pc[w_ext[a]] = j < 0 ? 1u : (uint32_t)xs->dims[2 + j];
+    pc[w_out[a]] = j < 0 ? 1u : (uint32_t)yd[2 + j];
+    pc[w_k[a]] = j < 0 ? 1u : (uint32_t)k[j];
+    pc[w_s[a]] = j < 0 ? 1u : (uint32_t)s[j];
+    pc[w_p[a]] = j < 0 ? 0u : (uint32_t)pb[j];
+    pc[w_d[a]] = j < 0 ? 1u : (uint32_t)d[j];
+  }
   pc[DML_EAGER_PI_X_OFF] = (uint32_t)xs->offset;
   pc[DML_EAGER_PI_ORDER] = order ? 1u : 0u;
   if (!e)

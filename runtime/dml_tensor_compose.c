@@ -143,11 +143,14 @@ static dml_status_t via_f32(dml_op_t id, dml_dtype_t dt, const dml_rt_tensor_t *
   return e;
 }
 
-/* (x - mean) / sqrt(mean((x - mean)^2) + eps) over `axes` (x f32 or f64):
- * ReduceMean, Sub, Mul, ReduceMean, Add, Sqrt, Div (7 dispatches). */
-static dml_status_t standardize(dml_rt_device_t *dev, dml_rt_tensor_t x, dml_dtype_t dt,
-                                const int64_t *axes, uint32_t na, double eps,
-                                dml_rt_tensor_t *out) {
+/* The moments of x (f32 or f64, of dtype dt) over `axes`, kept as dims of
+ * 1: *mean = ReduceMean(x), *dev = x - mean, *sd = sqrt(ReduceMean(dev^2)
+ * + eps) (ReduceMean, Sub, Mul, ReduceMean, Add, Sqrt: 6 dispatches).
+ * mean may be NULL (dropped). */
+static dml_status_t moments(dml_rt_device_t *dev, dml_rt_tensor_t x, dml_dtype_t dt,
+                            const int64_t *axes, uint32_t na, double eps,
+                            dml_rt_tensor_t *mean_out, dml_rt_tensor_t *dev_out,
+                            dml_rt_tensor_t *sd_out) {
   dml_attr_t a[2] = {ints_attr("axes", axes, na), int_attr("keepdims", 1)};
   dml_rt_tensor_t mean = NONE, d = NONE, sq = NONE, var = NONE, ep = NONE;
   dml_status_t e = op1("ReduceMean", x, a, 2, &mean);
@@ -164,12 +167,29 @@ static dml_status_t standardize(dml_rt_device_t *dev, dml_rt_tensor_t x, dml_dty
       var = s;
     }
   }
-  if (!e) e = op2("Div", d, var, out);
+  if (!e) {
+    if (mean_out) *mean_out = mean, mean = NONE;
+    *dev_out = d, *sd_out = var;
+    d = var = NONE;
+  }
   drop(&mean);
   drop(&d);
   drop(&sq);
   drop(&var);
   drop(&ep);
+  return e;
+}
+
+/* (x - mean) / sqrt(mean((x - mean)^2) + eps) over `axes` (x f32 or f64):
+ * moments, then Div (7 dispatches). */
+static dml_status_t standardize(dml_rt_device_t *dev, dml_rt_tensor_t x, dml_dtype_t dt,
+                                const int64_t *axes, uint32_t na, double eps,
+                                dml_rt_tensor_t *out) {
+  dml_rt_tensor_t d = NONE, sd = NONE;
+  dml_status_t e = moments(dev, x, dt, axes, na, eps, NULL, &d, &sd);
+  if (!e) e = op2("Div", d, sd, out);
+  drop(&d);
+  drop(&sd);
   return e;
 }
 
@@ -314,9 +334,6 @@ static dml_status_t instance_norm(dml_rt_device_t *dev, const dml_rt_tensor_t *i
   return DML_OK;
 }
 
-/* The shortest row the fused normalization kernel takes (norm_fused). */
-#define NORM_MIN_ROW 64
-
 /* *out = t as a contiguous f32 tensor (t itself with one more reference
  * when it is one already; else a Cast and/or a copy on the device). */
 static dml_status_t f32_dense(dml_rt_tensor_t t, dml_rt_tensor_t *out) {
@@ -403,11 +420,6 @@ static dml_status_t norm_fused(dml_rt_device_t *dev, dml_op_t id,
   }
   nm.channels = ln ? 1 : x->dims[1];
   nm.given = bn;
-  /* rows shorter than a quarter workgroup: the kernel would leave most of
-   * each row's workgroup idle (BatchNormalization of [1024, 512], rows of
-   * 1: 1.7 s on lavapipe); the composition's elementwise and short-row
-   * reduction kernels take them */
-  if (nm.len < NORM_MIN_ROW) return DML_OK;
   dml_rt_tensor_t p[4] = {NONE, NONE, NONE, NONE}, pk = NONE, xc = NONE, t = NONE;
   dml_status_t e = DML_OK;
   if (ln) { /* scale and B broadcast to the normalized dims, dense f32 */
@@ -558,6 +570,542 @@ static dml_status_t bn_train(dml_rt_device_t *dev, const dml_rt_tensor_t *in, ui
     for (uint32_t o = 0; o < n_out; o++) drop(&out[o]);
   dml_rt_tensor_t all[] = {xs, ct, mean, d, var, bm, bv};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) drop(&all[i]);
+  return e;
+}
+
+/* LayerNormalization with its optional outputs Mean and InvStdDev (n_out
+ * 2 or 3; dims and dtype as the shape rule gives them, stash_type's): Y as
+ * the op of one output (the fused kernel), the statistics composed on x
+ * (f16/bf16 cast to f32 first): moments' 6 dispatches, Reciprocal for
+ * InvStdDev, and a Cast to the stash dtype where it is not x's compute
+ * dtype. The statistics are the two-pass mean and variance of the f32 (f64)
+ * data, not shifted as the kernel's: they agree with Y's to rounding. */
+static dml_status_t layer_norm_stats(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
+                                     uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                                     const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out,
+                                     uint32_t n_out) {
+  const dml_op_t id = DML_OP_LAYER_NORMALIZATION;
+  dml_tensor_t y[3];
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, y, n_out));
+  int64_t axis = dml_attr_int(attrs, na, "axis", -1);
+  if (axis < 0) axis += x->rank; /* in range: the rule checked it */
+  int64_t axes[DML_MAX_RANK];
+  uint32_t nax = 0;
+  for (int64_t d = axis; d < x->rank; d++) axes[nax++] = d;
+  const dml_dtype_t ct = x->dtype == DML_DTYPE_F64 ? DML_DTYPE_F64 : DML_DTYPE_F32;
+  dml_rt_tensor_t xs = NONE, mean = NONE, d = NONE, sd = NONE, inv = NONE;
+  for (uint32_t o = 0; o < n_out; o++) out[o] = NONE;
+  dml_status_t e = dml_rt_tensor_op(dml_op_name(id), in, n, attrs, na, &out[0], 1);
+  if (!e && x->dtype != ct) {
+    e = cast(in[0], ct, &xs);
+  } else if (!e) {
+    e = dml_rt_tensor_retain(in[0]);
+    if (!e) xs = in[0];
+  }
+  if (!e)
+    e = moments(dev, xs, ct, axes, nax, dml_attr_float(attrs, na, "epsilon", 1e-5), &mean,
+                &d, &sd);
+  if (!e && n_out > 2) e = op1("Reciprocal", sd, NULL, 0, &inv);
+  dml_rt_tensor_t st[2] = {mean, inv};
+  for (uint32_t o = 1; o < n_out && !e; o++) {
+    if (y[o].dtype == ct) {
+      out[o] = st[o - 1];
+      st[o - 1] = NONE;
+    } else {
+      e = cast(st[o - 1], y[o].dtype, &out[o]);
+    }
+  }
+  drop(&st[0]);
+  drop(&st[1]);
+  drop(&xs);
+  drop(&d);
+  drop(&sd);
+  if (e)
+    for (uint32_t o = 0; o < n_out; o++) drop(&out[o]);
+  return e;
+}
+
+/* ---- RNN, GRU, LSTM: composed per time step ---- */
+
+/* Concat of parts[0 .. n-1] along `axis` (n >= 1), at most MAX_CAT
+ * operands per Concat (groups concatenated first, then the groups: the
+ * eager ops' input limit). */
+#define MAX_CAT 16
+static dml_status_t concat_many(const dml_rt_tensor_t *parts, uint32_t n, int64_t axis,
+                                dml_rt_tensor_t *out) {
+  dml_attr_t a = int_attr("axis", axis);
+  *out = NONE;
+  if (n <= MAX_CAT) return dml_rt_tensor_op("Concat", parts, n, &a, 1, out, 1);
+  const uint32_t ng = (n + MAX_CAT - 1) / MAX_CAT;
+  dml_rt_tensor_t *g = (dml_rt_tensor_t *)calloc(ng, sizeof *g);
+  if (!g)
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "Concat", "out of memory");
+  dml_status_t e = DML_OK;
+  for (uint32_t i = 0; i < ng && !e; i++)
+    e = concat_many(parts + i * MAX_CAT,
+                    n - i * MAX_CAT < MAX_CAT ? n - i * MAX_CAT : MAX_CAT, axis, &g[i]);
+  if (!e) e = concat_many(g, ng, axis, out);
+  for (uint32_t i = 0; i < ng; i++) drop(&g[i]);
+  free(g);
+  return e;
+}
+
+/* A view of t's elements [lo, hi) along `axis`. */
+static dml_status_t sl(dml_rt_tensor_t t, int64_t axis, int64_t lo, int64_t hi,
+                       dml_rt_tensor_t *v) {
+  *v = NONE;
+  return dml_rt_tensor_slice(t, 1, &axis, &lo, &hi, NULL, v);
+}
+
+/* Element d of t along `axis` as a contiguous tensor of dims `dims` (rank
+ * r: the same elements). */
+static dml_status_t pick(dml_rt_tensor_t t, int64_t axis, int64_t d, int32_t r,
+                         const int64_t *dims, dml_rt_tensor_t *out) {
+  dml_rt_tensor_t v = NONE, c = NONE;
+  *out = NONE;
+  dml_status_t e = sl(t, axis, d, d + 1, &v);
+  if (!e) e = dml_rt_tensor_contiguous(v, &c);
+  if (!e) e = dml_rt_tensor_reshape(c, r, dims, out);
+  drop(&v);
+  drop(&c);
+  return e;
+}
+
+/* The operands of one direction of an RNN (rnn_dir). */
+typedef struct {
+  dml_op_t id;
+  int64_t S, B, H, G;
+  int lbr, input_forget, rev;
+  dml_rt_tensor_t xw;       /* [S, B, G*H]: X W^T + the biases outside the recurrence */
+  dml_rt_tensor_t rt;       /* [H, G*H]: R^T (GRU: its z and r columns, [H, 2H]) */
+  dml_rt_tensor_t rht, rbh; /* GRU: R_h^T [H, H], Rb_h [H] (NONE without B) */
+  dml_rt_tensor_t p[3];     /* LSTM: Pi, Po, Pf [H] (NONE without P) */
+  dml_rt_tensor_t h, c;     /* the state [B, H] (c: LSTM) */
+  dml_rt_tensor_t mask;     /* [S, B, 1] bool: t < sequence_lens[b] (NONE without) */
+  dml_rt_tensor_t zero, one, cmin,
+      cmax; /* scalars of X's dtype (cmin: NONE without clip) */
+} rnn_dir_t;
+
+/* v clipped to [cmin, cmax] when clip is set (in place). */
+static dml_status_t rnn_clip(const rnn_dir_t *r, dml_rt_tensor_t *v) {
+  if (!r->cmin.id) return DML_OK;
+  dml_rt_tensor_t in[3] = {*v, r->cmin, r->cmax}, y = NONE;
+  dml_status_t e = dml_rt_tensor_op("Clip", in, 3, NULL, 0, &y, 1);
+  if (!e) {
+    drop(v);
+    *v = y;
+  }
+  return e;
+}
+
+/* act(clip(v)) in place, act "Sigmoid" or "Tanh" */
+static dml_status_t rnn_act(const rnn_dir_t *r, const char *act, dml_rt_tensor_t *v) {
+  dml_status_t e = rnn_clip(r, v);
+  dml_rt_tensor_t y = NONE;
+  if (!e) e = op1(act, *v, NULL, 0, &y);
+  if (!e) {
+    drop(v);
+    *v = y;
+  }
+  return e;
+}
+
+/* One step of direction r at time t: the new state into r->h (r->c),
+ * the step's Y row [B, H] into *yt (0 where t >= sequence_lens[b], the
+ * state then kept), as the CPU's rnn_dir. */
+static dml_status_t rnn_step(rnn_dir_t *r, int64_t t, dml_rt_tensor_t *yt) {
+  const int64_t H = r->H, GH = r->G * r->H, bgh[2] = {r->B, GH};
+  dml_rt_tensor_t xv = NONE, xt = NONE, g = NONE, hn = NONE, cn = NONE;
+  dml_rt_tensor_t q[8] = {NONE, NONE, NONE, NONE, NONE, NONE, NONE, NONE};
+  *yt = NONE;
+  dml_status_t e = sl(r->xw, 0, t, t + 1, &xv);
+  if (!e) e = dml_rt_tensor_reshape(xv, 2, bgh, &xt);
+  if (!e) e = op2("MatMul", r->h, r->rt, &g); /* [B, GH] (GRU: [B, 2H]) */
+  if (r->id == DML_OP_RNN) {
+    if (!e) e = op2_into("Add", &g, xt);
+    if (!e) e = rnn_act(r, "Tanh", &g);
+    if (!e) hn = g, g = NONE;
+  } else if (r->id == DML_OP_GRU) { /* gates z, r, h */
+    /* q: 0 xt's z and r, 1 z, 2 r, 3 xt's h, 4 the recurrent h term, 5 r * H */
+    if (!e) e = sl(xt, 1, 0, 2 * H, &q[0]);
+    if (!e) e = op2_into("Add", &g, q[0]);
+    if (!e) e = rnn_act(r, "Sigmoid", &g);
+    if (!e) e = sl(g, 1, 0, H, &q[1]);
+    if (!e) e = sl(g, 1, H, 2 * H, &q[2]);
+    if (!e) e = sl(xt, 1, 2 * H, 3 * H, &q[3]);
+    if (r->lbr) { /* r (.) (H R_h^T + Rb_h) */
+      if (!e) e = op2("MatMul", r->h, r->rht, &q[4]);
+      if (!e && r->rbh.id) e = op2_into("Add", &q[4], r->rbh);
+      if (!e) e = op2_into("Mul", &q[4], q[2]);
+    } else { /* (r (.) H) R_h^T + Rb_h */
+      if (!e) e = op2("Mul", q[2], r->h, &q[5]);
+      if (!e) e = op2("MatMul", q[5], r->rht, &q[4]);
+      if (!e && r->rbh.id) e = op2_into("Add", &q[4], r->rbh);
+    }
+    if (!e) e = op2("Add", q[3], q[4], &hn); /* h~ */
+    if (!e) e = rnn_act(r, "Tanh", &hn);
+    /* (1 - z) h~ + z H */
+    if (!e) e = op2("Sub", r->one, q[1], &q[6]);
+    if (!e) e = op2_into("Mul", &hn, q[6]);
+    if (!e) e = op2("Mul", q[1], r->h, &q[7]);
+    if (!e) e = op2_into("Add", &hn, q[7]);
+  } else { /* LSTM: gates i, o, f, c; peepholes Pi, Po, Pf */
+    /* q: 0 i, 1 o, 2 f, 3 c~, 4 5 peephole terms, 6 tanh(C) */
+    if (!e) e = op2_into("Add", &g, xt);
+    for (int k = 0; k < 4 && !e; k++) {
+      dml_rt_tensor_t v = NONE;
+      e = sl(g, 1, k * H, (k + 1) * H, &v);
+      if (!e) e = dml_rt_tensor_contiguous(v, &q[k]);
+      drop(&v);
+    }
+    if (!e && r->p[0].id) e = op2("Mul", r->p[0], r->c, &q[4]);
+    if (!e && r->p[0].id) e = op2_into("Add", &q[0], q[4]);
+    if (!e) e = rnn_act(r, "Sigmoid", &q[0]);
+    if (r->input_forget) {
+      if (!e) drop(&q[2]);
+      if (!e) e = op2("Sub", r->one, q[0], &q[2]);
+    } else {
+      if (!e && r->p[2].id) e = op2("Mul", r->p[2], r->c, &q[5]);
+      if (!e && r->p[2].id) e = op2_into("Add", &q[2], q[5]);
+      if (!e) e = rnn_act(r, "Sigmoid", &q[2]);
+    }
+    if (!e) e = rnn_act(r, "Tanh", &q[3]);
+    /* C = f C + i c~ */
+    if (!e) e = op2("Mul", q[2], r->c, &cn);
+    if (!e) e = op2_into("Mul", &q[3], q[0]);
+    if (!e) e = op2_into("Add", &cn, q[3]);
+    drop(&q[4]);
+    if (!e && r->p[1].id) e = op2("Mul", r->p[1], cn, &q[4]);
+    if (!e && r->p[1].id) e = op2_into("Add", &q[1], q[4]);
+    if (!e) e = rnn_act(r, "Sigmoid", &q[1]);
+    if (!e) e = op1("Tanh", cn, NULL, 0, &q[6]);
+    if (!e) e = op2("Mul", q[1], q[6], &hn);
+  }
+  /* past sequence_lens[b]: Y 0, the state kept */
+  if (!e && r->mask.id) {
+    dml_rt_tensor_t mv = NONE, m = NONE, y = NONE, kept = NONE;
+    const int64_t b1[2] = {r->B, 1};
+    e = sl(r->mask, 0, t, t + 1, &mv);
+    if (!e) e = dml_rt_tensor_reshape(mv, 2, b1, &m);
+    dml_rt_tensor_t w1[3] = {m, hn, r->zero}, w2[3] = {m, hn, r->h};
+    if (!e) e = dml_rt_tensor_op("Where", w1, 3, NULL, 0, &y, 1);
+    if (!e) e = dml_rt_tensor_op("Where", w2, 3, NULL, 0, &kept, 1);
+    if (!e) {
+      drop(&hn);
+      hn = kept, kept = NONE;
+      *yt = y, y = NONE;
+    }
+    if (!e && cn.id) {
+      dml_rt_tensor_t w3[3] = {m, cn, r->c};
+      e = dml_rt_tensor_op("Where", w3, 3, NULL, 0, &kept, 1);
+      if (!e) {
+        drop(&cn);
+        cn = kept, kept = NONE;
+      }
+    }
+    drop(&mv);
+    drop(&m);
+    drop(&y);
+    drop(&kept);
+  } else if (!e) {
+    e = dml_rt_tensor_retain(hn);
+    if (!e) *yt = hn;
+  }
+  if (!e) {
+    drop(&r->h);
+    r->h = hn, hn = NONE;
+    if (cn.id) {
+      drop(&r->c);
+      r->c = cn, cn = NONE;
+    }
+  }
+  drop(&xv);
+  drop(&xt);
+  drop(&g);
+  drop(&hn);
+  drop(&cn);
+  for (int k = 0; k < 8; k++) drop(&q[k]);
+  return e;
+}
+
+/* Whether activation list entry `a` names `want` (case-insensitive). */
+static int act_is(const char *a, const char *want) {
+  for (; a && *a && *want; a++, want++)
+    if ((*a | 32) != (*want | 32)) return 0;
+  return a && !*a && !*want;
+}
+
+/* RNN, GRU and LSTM on a GPU (ONNX RNN-14, GRU-14, LSTM-14), composed of
+ * the library's kernels per time step, as the CPU's rnn_dir: per
+ * direction X W^T of every step as one MatMul (+ the biases that add
+ * outside the recurrence), then per step H R^T (one MatMul; GRU: two),
+ * the gates by the elementwise kernels (Add, Mul, Sub, Sigmoid, Tanh,
+ * Clip), sequence_lens by a [seq, batch] mask (Less) and Where; the steps'
+ * rows and the directions concatenated at the end. f32 and f64 X; the
+ * default activations only (Tanh; Sigmoid, Tanh; Sigmoid, Tanh, Tanh).
+ * Errors: UNIMPLEMENTED for other activations or another dtype;
+ * INVALID_ARGUMENT for the shapes the CPU's kernel refuses. */
+static dml_status_t rnn_op(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tensor_t *in,
+                           uint32_t n, const dml_attr_t *attrs, uint32_t na,
+                           const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out,
+                           uint32_t n_out) {
+  const char *opn = dml_op_name(id);
+  static const char *const ok_rnn[] = {
+      "activation_alpha", "activation_beta", "activations", "clip",
+      "direction",        "hidden_size",     "layout",      NULL};
+  static const char *const ok_gru[] = {
+      "activation_alpha", "activation_beta", "activations",         "clip", "direction",
+      "hidden_size",      "layout",          "linear_before_reset", NULL};
+  static const char *const ok_lstm[] = {
+      "activation_alpha", "activation_beta", "activations",  "clip", "direction",
+      "hidden_size",      "layout",          "input_forget", NULL};
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na,
+                                 id == DML_OP_RNN   ? ok_rnn
+                                 : id == DML_OP_GRU ? ok_gru
+                                                    : ok_lstm));
+  dml_tensor_t yr[DML_MAX_EAGER_OUTPUTS];
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, yr, n_out));
+  if (x->dtype != DML_DTYPE_F32 && x->dtype != DML_DTYPE_F64)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                           "X of %s: the eager %s takes f32 and f64 (as the CPU's)",
+                           dml_dtype_name(x->dtype), opn);
+  const int64_t G = id == DML_OP_RNN ? 1 : id == DML_OP_GRU ? 3 : 4;
+  const int nact = id == DML_OP_RNN ? 1 : id == DML_OP_GRU ? 2 : 3;
+  const char *dir = dml_attr_string(attrs, na, "direction", "forward");
+  const int D = !strcmp(dir, "bidirectional") ? 2 : 1, rev_only = !strcmp(dir, "reverse");
+  const int64_t layout = dml_attr_int(attrs, na, "layout", 0);
+  const int64_t S = x->dims[layout ? 1 : 0], B = x->dims[layout ? 0 : 1], I = x->dims[2];
+  dml_rt_tensor_info_t it[8];
+  memset(it, 0, sizeof it);
+  for (uint32_t j = 0; j < n && j < 8; j++)
+    if (in[j].id) DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[j], &it[j]));
+  const int64_t H = it[2].dims[2];
+  const int has[8] = {1,
+                      1,
+                      1,
+                      n > 3 && in[3].id,
+                      n > 4 && in[4].id,
+                      n > 5 && in[5].id,
+                      n > 6 && in[6].id && id == DML_OP_LSTM,
+                      n > 7 && in[7].id && id == DML_OP_LSTM};
+  const int64_t s0 = layout ? B : D, s1 = layout ? D : B;
+  int bad =
+      dml_attr_int(attrs, na, "hidden_size", H) != H || it[1].dims[0] != D ||
+      it[1].dims[1] != G * H || it[1].dims[2] != I || it[2].dims[0] != D ||
+      it[2].dims[1] != G * H ||
+      (has[3] && (it[3].rank != 2 || it[3].dims[0] != D || it[3].dims[1] != 2 * G * H)) ||
+      (has[4] &&
+       (it[4].rank != 1 || it[4].dims[0] != B || !dml_dtype_is_int(it[4].dtype))) ||
+      (has[7] && (it[7].rank != 2 || it[7].dims[0] != D || it[7].dims[1] != 3 * H));
+  for (int j = 5; j < 7; j++)
+    bad |= has[j] && (it[j].rank != 3 || it[j].dims[0] != s0 || it[j].dims[1] != s1 ||
+                      it[j].dims[2] != H);
+  for (int j = 1; j < 8; j++) bad |= has[j] && j != 4 && it[j].dtype != x->dtype;
+  if (bad)
+    return dml_status_make(
+        DML_STATUS_INVALID_ARGUMENT, opn,
+        "shape mismatch: W must be [%d, %lld, %lld], R [%d, %lld, %lld], "
+        "B [%d, %lld], sequence_lens an integer [%lld], the initial "
+        "states [%lld, %lld, %lld], P [%d, %lld], all but "
+        "sequence_lens of X's dtype (hidden_size %lld)",
+        D, (long long)(G * H), (long long)I, D, (long long)(G * H), (long long)H, D,
+        (long long)(2 * G * H), (long long)B, (long long)s0, (long long)s1, (long long)H,
+        D, (long long)(3 * H), (long long)H);
+  /* the activations: the defaults only */
+  const dml_attr_t *acts = dml_attr_find(attrs, na, "activations");
+  if (acts) {
+    static const char *const dflt[3][3] = {
+        {"tanh"}, {"sigmoid", "tanh"}, {"sigmoid", "tanh", "tanh"}};
+    const int k = id == DML_OP_RNN ? 0 : id == DML_OP_GRU ? 1 : 2;
+    int same = acts->kind == DML_ATTR_STRINGS &&
+               (acts->n == (size_t)(nact * D) || acts->n == (size_t)nact);
+    for (size_t i = 0; same && i < acts->n; i++)
+      same = act_is(acts->strings[i], dflt[k][i % (size_t)nact]);
+    if (!same)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                             "activations other than the defaults (%s) are not taken by "
+                             "the GPU's eager %s in this version",
+                             k == 0   ? "Tanh"
+                             : k == 1 ? "Sigmoid, Tanh"
+                                      : "Sigmoid, Tanh, Tanh",
+                             opn);
+  }
+  const int has_clip = dml_attr_find(attrs, na, "clip") != NULL;
+  const double clip = dml_attr_float(attrs, na, "clip", 0.0);
+  if (has_clip && !(clip > 0))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn, "clip must be > 0");
+  const dml_dtype_t dt = x->dtype;
+  const int64_t GH = G * H;
+  dml_status_t e = DML_OK;
+  dml_rt_tensor_t xl = NONE, mask = NONE, zero = NONE, one = NONE, cmin = NONE,
+                  cmax = NONE;
+  dml_rt_tensor_t yd[2] = {NONE, NONE}, hd[2] = {NONE, NONE}, cd[2] = {NONE, NONE};
+  dml_rt_tensor_t *ys = (dml_rt_tensor_t *)calloc(S > 0 ? (size_t)S : 1, sizeof *ys);
+  if (!ys) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, opn, "out of memory");
+  for (uint32_t o = 0; o < n_out; o++) out[o] = NONE;
+  /* X as [S, B, I] (layout 1: a transposed view) */
+  if (layout) {
+    const int64_t perm[3] = {1, 0, 2};
+    e = dml_rt_tensor_transpose(in[0], perm, &xl);
+  } else {
+    e = dml_rt_tensor_retain(in[0]);
+    if (!e) xl = in[0];
+  }
+  if (!e) e = dml_rt_tensor_full(dev, dt, 0, NULL, 0.0, &zero);
+  if (!e) e = dml_rt_tensor_full(dev, dt, 0, NULL, 1.0, &one);
+  if (!e && has_clip) e = dml_rt_tensor_full(dev, dt, 0, NULL, -clip, &cmin);
+  if (!e && has_clip) e = dml_rt_tensor_full(dev, dt, 0, NULL, clip, &cmax);
+  if (!e && has[4] && S > 0 && B > 0) { /* mask [S, B, 1]: t < sequence_lens[b] */
+    dml_rt_tensor_t ar = NONE, a2 = NONE, l2 = NONE, m = NONE;
+    const int64_t s_1[2] = {S, 1}, one_b[2] = {1, B}, sb1[3] = {S, B, 1};
+    e = dml_rt_tensor_arange(dev, it[4].dtype, 0, (double)S, 1, &ar);
+    if (!e) e = dml_rt_tensor_reshape(ar, 2, s_1, &a2);
+    if (!e) e = dml_rt_tensor_reshape(in[4], 2, one_b, &l2);
+    if (!e) e = op2("Less", a2, l2, &m);
+    if (!e) e = dml_rt_tensor_reshape(m, 3, sb1, &mask);
+    drop(&ar);
+    drop(&a2);
+    drop(&l2);
+    drop(&m);
+  }
+  for (int d = 0; d < D && !e; d++) {
+    rnn_dir_t r;
+    memset(&r, 0, sizeof r);
+    r.id = id, r.S = S, r.B = B, r.H = H, r.G = G;
+    r.lbr = id == DML_OP_GRU && dml_attr_int(attrs, na, "linear_before_reset", 0) != 0;
+    r.input_forget = id == DML_OP_LSTM && dml_attr_int(attrs, na, "input_forget", 0) != 0;
+    r.rev = rev_only || d == 1;
+    r.mask = mask, r.zero = zero, r.one = one, r.cmin = cmin, r.cmax = cmax;
+    const int64_t gh_i[2] = {GH, I}, gh_h[2] = {GH, H}, bh[2] = {B, H},
+                  two_gh[1] = {2 * GH}, p3[1] = {3 * H}, perm2[2] = {1, 0};
+    dml_rt_tensor_t w = NONE, wt = NONE, rr = NONE, rt = NONE, bb = NONE, bs = NONE,
+                    pp = NONE;
+    /* X W^T [S, B, GH] */
+    e = pick(in[1], 0, d, 2, gh_i, &w);
+    if (!e) e = dml_rt_tensor_transpose(w, perm2, &wt);
+    if (!e) e = op2("MatMul", xl, wt, &r.xw);
+    /* R^T [H, GH] (GRU: z, r columns and R_h^T apart) */
+    if (!e) e = pick(in[2], 0, d, 2, gh_h, &rr);
+    if (!e) e = dml_rt_tensor_transpose(rr, perm2, &rt);
+    if (!e && id == DML_OP_GRU) {
+      e = sl(rt, 1, 0, 2 * H, &r.rt);
+      if (!e) e = sl(rt, 1, 2 * H, 3 * H, &r.rht);
+    } else if (!e) {
+      e = dml_rt_tensor_retain(rt);
+      if (!e) r.rt = rt;
+    }
+    /* the biases: Wb + Rb added to X W^T (GRU: Rb_h kept for the step) */
+    if (!e && has[3]) {
+      dml_rt_tensor_t wb = NONE, rb = NONE, t1 = NONE, t2 = NONE, t3 = NONE;
+      e = pick(in[3], 0, d, 1, two_gh, &bb);
+      if (!e) e = sl(bb, 0, 0, GH, &wb);
+      if (!e) e = sl(bb, 0, GH, 2 * GH, &rb);
+      if (!e && id == DML_OP_GRU) {
+        dml_rt_tensor_t parts[2] = {NONE, NONE};
+        e = sl(wb, 0, 0, 2 * H, &t1);
+        if (!e) e = sl(rb, 0, 0, 2 * H, &t2);
+        if (!e) e = op2("Add", t1, t2, &parts[0]);
+        if (!e) e = sl(wb, 0, 2 * H, 3 * H, &parts[1]);
+        if (!e) e = concat_many(parts, 2, 0, &bs);
+        if (!e) e = sl(rb, 0, 2 * H, 3 * H, &t3);
+        if (!e) e = dml_rt_tensor_contiguous(t3, &r.rbh);
+        drop(&parts[0]);
+        drop(&parts[1]);
+      } else if (!e) {
+        e = op2("Add", wb, rb, &bs);
+      }
+      if (!e) e = op2_into("Add", &r.xw, bs);
+      drop(&wb);
+      drop(&rb);
+      drop(&t1);
+      drop(&t2);
+      drop(&t3);
+    }
+    if (!e && has[7]) { /* P: Pi, Po, Pf */
+      e = pick(in[7], 0, d, 1, p3, &pp);
+      for (int k = 0; k < 3 && !e; k++) e = sl(pp, 0, k * H, (k + 1) * H, &r.p[k]);
+    }
+    /* the initial states [B, H] */
+    if (!e)
+      e = has[5] ? pick(in[5], layout ? 1 : 0, d, 2, bh, &r.h)
+                 : dml_rt_tensor_zeros(dev, dt, 2, bh, &r.h);
+    if (!e && id == DML_OP_LSTM)
+      e = has[6] ? pick(in[6], layout ? 1 : 0, d, 2, bh, &r.c)
+                 : dml_rt_tensor_zeros(dev, dt, 2, bh, &r.c);
+    for (int64_t step = 0; step < S && !e; step++) {
+      const int64_t t = r.rev ? S - 1 - step : step;
+      dml_rt_tensor_t yt = NONE;
+      e = rnn_step(&r, t, &yt);
+      const int64_t one_bh[3] = {1, B, H};
+      if (!e) e = dml_rt_tensor_reshape(yt, 3, one_bh, &ys[t]);
+      drop(&yt);
+    }
+    /* this direction's Y [S, B, H] (none for S = 0: zeros) */
+    const int64_t sbh[3] = {S, B, H};
+    if (!e)
+      e = S > 0 ? concat_many(ys, (uint32_t)S, 0, &yd[d])
+                : dml_rt_tensor_zeros(dev, dt, 3, sbh, &yd[d]);
+    for (int64_t t = 0; t < S; t++) drop(&ys[t]);
+    if (!e) {
+      hd[d] = r.h, r.h = NONE;
+      cd[d] = r.c, r.c = NONE;
+    }
+    drop(&w);
+    drop(&wt);
+    drop(&rr);
+    drop(&rt);
+    drop(&bb);
+    drop(&bs);
+    drop(&pp);
+    drop(&r.xw);
+    drop(&r.rt);
+    drop(&r.rht);
+    drop(&r.rbh);
+    for (int k = 0; k < 3; k++) drop(&r.p[k]);
+    drop(&r.h);
+    drop(&r.c);
+  }
+  /* the outputs: Y [S, D, B, H] ([B, S, D, H]), the states [D, B, H] ([B, D, H]) */
+  dml_rt_tensor_t parts[2] = {NONE, NONE};
+  for (uint32_t o = 0; o < n_out && !e; o++) {
+    const dml_rt_tensor_t *src = o == 0 ? yd : o == 1 ? hd : cd;
+    for (int d = 0; d < D && !e; d++) {
+      if (o == 0 && layout) { /* [S, B, H] -> [B, S, 1, H] */
+        const int64_t perm[3] = {1, 0, 2}, d4[4] = {B, S, 1, H};
+        dml_rt_tensor_t v = NONE, c = NONE;
+        e = dml_rt_tensor_transpose(src[d], perm, &v);
+        if (!e) e = dml_rt_tensor_contiguous(v, &c);
+        if (!e) e = dml_rt_tensor_reshape(c, 4, d4, &parts[d]);
+        drop(&v);
+        drop(&c);
+      } else if (o == 0) {
+        const int64_t d4[4] = {S, 1, B, H};
+        e = dml_rt_tensor_reshape(src[d], 4, d4, &parts[d]);
+      } else {
+        const int64_t d3[3] = {layout ? B : 1, layout ? 1 : B, H};
+        e = dml_rt_tensor_reshape(src[d], 3, d3, &parts[d]);
+      }
+    }
+    if (!e)
+      e = concat_many(parts, (uint32_t)D, o == 0 ? (layout ? 2 : 1) : (layout ? 1 : 0),
+                      &out[o]);
+    drop(&parts[0]);
+    drop(&parts[1]);
+  }
+  for (int d = 0; d < 2; d++) {
+    drop(&yd[d]);
+    drop(&hd[d]);
+    drop(&cd[d]);
+  }
+  drop(&xl);
+  drop(&mask);
+  drop(&zero);
+  drop(&one);
+  drop(&cmin);
+  drop(&cmax);
+  free(ys);
+  if (e)
+    for (uint32_t o = 0; o < n_out; o++) drop(&out[o]);
   return e;
 }
 
@@ -842,11 +1390,12 @@ static dml_status_t max_pool_indices(dml_rt_device_t *dev, const dml_rt_tensor_t
   const dml_op_t id = DML_OP_MAX_POOL;
   dml_tensor_t y;
   DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, 1, attrs, na, &y, 1));
-  if (x->rank != 3 && x->rank != 4)
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "MaxPool",
-                           "the GPU's eager MaxPool computes Indices for 1-D and 2-D "
-                           "windows only in this version (X of rank %d)",
-                           (int)x->rank);
+  if (x->rank < 3 || x->rank > 5)
+    return dml_status_make(
+        DML_STATUS_UNIMPLEMENTED, "MaxPool",
+        "the GPU's eager MaxPool computes Indices for 1-D, 2-D and 3-D "
+        "windows only in this version (X of rank %d)",
+        (int)x->rank);
   int64_t k[DML_MAX_RANK], s[DML_MAX_RANK], dl[DML_MAX_RANK], pb[DML_MAX_RANK],
       pe[DML_MAX_RANK];
   dml_tensor_t xin;
@@ -878,7 +1427,8 @@ static dml_status_t max_pool_indices(dml_rt_device_t *dev, const dml_rt_tensor_t
   if (!e && !done)
     e = dml_status_make(DML_STATUS_UNIMPLEMENTED, "MaxPool",
                         "MaxPool's Indices output of %s is not computed by the GPU's "
-                        "eager MaxPool in this version (f32, f16, bf16, f64)",
+                        "eager MaxPool in this version (the floats and the integers "
+                        "but bool)",
                         dml_dtype_name(x->dtype));
   if (!e) e = pool(dev, id, in, attrs, na, x, &yv);
   drop(&xc);
@@ -2062,7 +2612,84 @@ dml_status_t dml_rt_eager_conv_transpose_dims(dml_rt_device_t *dev,
   return DML_OK;
 }
 
-/* ConvTranspose (1-D and 2-D) on a GPU as a Conv: X with s - 1 zeros
+/* A 3-D Conv of stride 1 on a GPU (the library's Conv kernel is 1-D or
+ * 2-D): x [N, C, D, H, W], w [M, C/g, KD, KH, KW], pads (begin d, h, w, end
+ * d, h, w; >= 0), dilations dl, group g, bias b (NONE: none) as a sum over
+ * the KD depth taps of 2-D Convs: x padded along D with zeros (pad_const),
+ * then for tap kd the depth slice [kd dl0, kd dl0 + OD) moved beside N
+ * ([N OD, C, H, W], a copy) convolved with w[:, :, kd] (2-D pads and
+ * dilations, b on the first tap only), the taps added in kd order; the sum
+ * [N OD, M, OH, OW] moved back to [N, M, OD, OH, OW] (a copy). KD * (2
+ * copies + a Conv + an Add) dispatches and two more; the sums in f32 (the
+ * Conv kernel's order within a tap). */
+static dml_status_t conv3d_by_taps(dml_rt_device_t *dev, dml_rt_tensor_t x,
+                                   dml_rt_tensor_t w, dml_rt_tensor_t b,
+                                   const int64_t *pads, const int64_t *dl, int64_t group,
+                                   dml_rt_tensor_t *out) {
+  dml_rt_tensor_info_t ix, iw;
+  *out = NONE;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(x, &ix));
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(w, &iw));
+  const int64_t N = ix.dims[0], C = ix.dims[1], H = ix.dims[3], W = ix.dims[4],
+                M = iw.dims[0], KD = iw.dims[2];
+  const int64_t OD = ix.dims[2] + pads[0] + pads[3] - dl[0] * (KD - 1);
+  if (OD <= 0 || KD <= 0)
+    return dml_status_make(DML_STATUS_INTERNAL, "ConvTranspose",
+                           "3-D Conv of no output depth (%lld)", (long long)OD);
+  dml_rt_tensor_t xp = NONE, fill = NONE, acc = NONE;
+  dml_status_t e = DML_OK;
+  if (pads[0] || pads[3]) {
+    int64_t pb[5] = {0, 0, pads[0], 0, 0}, pe[5] = {0, 0, pads[3], 0, 0};
+    e = dml_rt_tensor_full(dev, ix.dtype, 0, NULL, 0.0, &fill);
+    if (!e) e = pad_const(x, pb, pe, fill, &xp);
+  } else {
+    e = dml_rt_tensor_retain(x);
+    if (!e) xp = x;
+  }
+  const int64_t perm[5] = {0, 2, 1, 3, 4}, x4[4] = {N * OD, C, H, W},
+                w4[4] = {M, iw.dims[1], iw.dims[3], iw.dims[4]};
+  const int64_t p2[4] = {pads[1], pads[2], pads[4], pads[5]}, d2[2] = {dl[1], dl[2]};
+  dml_attr_t ca[3] = {ints_attr("pads", p2, 4), ints_attr("dilations", d2, 2),
+                      int_attr("group", group)};
+  for (int64_t kd = 0; kd < KD && !e; kd++) {
+    dml_rt_tensor_t v = NONE, vt = NONE, vc = NONE, v4 = NONE, wk = NONE, wc = NONE,
+                    wk4 = NONE, y = NONE;
+    e = sl(xp, 2, kd * dl[0], kd * dl[0] + OD, &v);
+    if (!e) e = dml_rt_tensor_transpose(v, perm, &vt);
+    if (!e) e = dml_rt_tensor_contiguous(vt, &vc);
+    if (!e) e = dml_rt_tensor_reshape(vc, 4, x4, &v4);
+    if (!e) e = sl(w, 2, kd, kd + 1, &wk);
+    if (!e) e = dml_rt_tensor_contiguous(wk, &wc);
+    if (!e) e = dml_rt_tensor_reshape(wc, 4, w4, &wk4);
+    dml_rt_tensor_t cin[3] = {v4, wk4, b};
+    const uint32_t nin = kd == 0 && b.id ? 3u : 2u;
+    if (!e) e = dml_rt_tensor_op("Conv", cin, nin, ca, 3, &y, 1);
+    if (!e && acc.id) {
+      e = op2_into("Add", &acc, y);
+    } else if (!e) {
+      acc = y, y = NONE;
+    }
+    dml_rt_tensor_t all[] = {v, vt, vc, v4, wk, wc, wk4, y};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) drop(&all[i]);
+  }
+  if (!e) { /* [N OD, M, OH, OW] -> [N, M, OD, OH, OW] */
+    dml_rt_tensor_info_t ia;
+    dml_rt_tensor_t a5 = NONE, at = NONE;
+    e = dml_rt_tensor_info(acc, &ia);
+    const int64_t d5[5] = {N, OD, M, ia.dims[2], ia.dims[3]};
+    if (!e) e = dml_rt_tensor_reshape(acc, 5, d5, &a5);
+    if (!e) e = dml_rt_tensor_transpose(a5, perm, &at);
+    if (!e) e = op1("Identity", at, NULL, 0, out);
+    drop(&a5);
+    drop(&at);
+  }
+  drop(&xp);
+  drop(&fill);
+  drop(&acc);
+  return e;
+}
+
+/* ConvTranspose (1-D to 3-D) on a GPU as a Conv: X with s - 1 zeros
  * inserted between its elements along each spatial dim (a view [.., S, 1,
  * ..] padded with zeros to [.., S, s, ..] by Pad, reshaped and cut to (S -
  * 1) * s + 1), W [C, M/g, k...] regrouped to [M, C/g, k...] and flipped
@@ -2077,10 +2704,10 @@ static dml_status_t conv_transpose(dml_rt_device_t *dev, const dml_rt_tensor_t *
   convt_geo_t g;
   DML_RETURN_IF_ERROR(convt_geometry(dev, in, n, attrs, na, &g));
   const int32_t r = g.r;
-  if (r > 2)
+  if (r > 3)
     return dml_status_make(
         DML_STATUS_UNIMPLEMENTED, "ConvTranspose",
-        "the GPU's eager ConvTranspose is 1-D or 2-D (X of rank 3 or 4, "
+        "the GPU's eager ConvTranspose is 1-D, 2-D or 3-D (X of rank 3 to 5, "
         "not %d) in this version",
         (int)x->rank);
   if (dml_dims_numel(g.y, g.yrank) == 0)
@@ -2178,7 +2805,10 @@ static dml_status_t conv_transpose(dml_rt_device_t *dev, const dml_rt_tensor_t *
     ca[1] = ints_attr("dilations", dd, (size_t)r);
     ca[2] = int_attr("group", g.group);
     dml_rt_tensor_t cin[3] = {xu, wf, n > 2 ? in[2] : NONE};
-    e = dml_rt_tensor_op("Conv", cin, n > 2 && in[2].id ? 3u : 2u, ca, 3, out, 1);
+    if (r == 3) /* the library's Conv is 1-D or 2-D: a sum of 2-D ones */
+      e = conv3d_by_taps(dev, xu, wf, cin[2], cp, dd, g.group, out);
+    else
+      e = dml_rt_tensor_op("Conv", cin, n > 2 && in[2].id ? 3u : 2u, ca, 3, out, 1);
   }
   drop(&xu);
   drop(&wf);
@@ -2510,6 +3140,9 @@ dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
     case DML_OP_SCATTER_ND:
     case DML_OP_SCATTER_ELEMENTS:
     case DML_OP_TOP_K:
+    case DML_OP_RNN:
+    case DML_OP_GRU:
+    case DML_OP_LSTM:
     case DML_OP_CONV_TRANSPOSE: break;
     case DML_OP_MATMUL:
     case DML_OP_GEMM:
@@ -2530,6 +3163,10 @@ dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
     e = bn_train(dev, in, n_in, attrs, n_attrs, &x, out, n_out);
   else if (id == DML_OP_TOP_K)
     e = top_k(dev, in, n_in, attrs, n_attrs, &x, out, n_out);
+  else if (id == DML_OP_RNN || id == DML_OP_GRU || id == DML_OP_LSTM)
+    e = rnn_op(dev, id, in, n_in, attrs, n_attrs, &x, out, n_out);
+  else if (id == DML_OP_LAYER_NORMALIZATION && (n_out == 2 || n_out == 3))
+    e = layer_norm_stats(dev, in, n_in, attrs, n_attrs, &x, out, n_out);
   else if (id != DML_OP_SPLIT && n_out != 1)
     e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
                         "%u outputs: the GPU's eager %s gives its first output only in "

@@ -61,7 +61,8 @@ dml_status_t dml_rt_eager_norm(dml_rt_device_t *dev, dml_op_t id, dml_rt_tensor_
  * library) as a composition of the library's kernels and views when the
  * op is one of the composed ops (docs/tensor.md "Composed ops": the
  * normalizations, the pools, Pad, Tile, Split, Reshape, Squeeze,
- * Unsqueeze, Flatten, GatherElements, ScatterND, ConvTranspose; MatMul, Gemm and Conv of
+ * Unsqueeze, Flatten, GatherElements, ScatterND, ConvTranspose, RNN, GRU,
+ * LSTM, LayerNormalization's Mean and InvStdDev; MatMul, Gemm and Conv of
  * f16 and bf16 through f32) and sets *done; leaves *done 0 and returns DML_OK otherwise
  * (the caller's other paths then run or refuse it). Outputs as dml_rt_tensor_op's; errors
  * name op `id` and the device. */
@@ -81,10 +82,11 @@ dml_status_t dml_rt_eager_gather_nd(dml_rt_device_t *dev, const dml_rt_tensor_t 
                                     uint32_t n, const dml_attr_t *attrs, uint32_t na,
                                     dml_rt_tensor_t *out, uint32_t n_out);
 
-/* MaxPool's Indices (i64, dims `ydims` [N, C, OH(, OW)]) of x (f32, f16,
- * bf16 or f64, contiguous on a GPU device, rank 3 or 4) by the library's
- * index kernel (dml_eager_lib.h DML_EAGER_POOLIDX) with the window k,
- * strides s, dilations d and begin pads pb of its 1 or 2 spatial dims,
+/* MaxPool's Indices (i64, dims `ydims` [N, C, spatial...]) of x (a float
+ * or an integer dtype but bool, contiguous on a GPU device, rank 3 to 5)
+ * by the library's index kernel (dml_eager_lib.h DML_EAGER_POOLIDX) with
+ * the window k, strides s, dilations d and begin pads pb of its 1 to 3
+ * spatial dims,
  * storage_order `order`; sets *done (0: the library has no such kernel,
  * nothing made). Errors: the device's, element counts at or beyond 2^32. */
 dml_status_t dml_rt_eager_pool_indices(dml_rt_device_t *dev, dml_rt_tensor_t x,

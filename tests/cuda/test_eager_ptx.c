@@ -81,8 +81,9 @@ static void test_rows(void) {
       dml_eager_ptx_count, n_ew, n_red, n_mm, n_cv, n_ga, n_nm, dml_eager_spirv_count);
   /* MatMul: f32 and f64, each any-stride and unit-stride; Conv: f32, f64;
    * Gather: 13 dtypes of x; the normalizations: f32, f16, bf16, each with
-   * the row statistics and BatchNormalization's */
-  CHECK(n_mm == 4 && n_cv == 2 && n_ga == 13 && n_nm == 6);
+   * the row statistics and BatchNormalization's, each a workgroup per row
+   * and an invocation per row (DML_EAGER_NM_FORM_PER_ROW) */
+  CHECK(n_mm == 4 && n_cv == 2 && n_ga == 13 && n_nm == 12);
   CHECK(n_ew >= 90 && n_red >= 16); /* 2 forms: 45 elementwise ops, 8 reductions */
 }
 

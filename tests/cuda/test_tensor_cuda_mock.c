@@ -222,14 +222,16 @@ static int emulate_gather(const dml_eager_kernel_t *E, const unsigned grid[3],
 }
 
 /* A normalization row's contract (dml_eager_lib.h DML_EAGER_NORM):
- * parameters (y, x, scale, B, words); GRID blocks of 256 taking the ROWS
- * rows in TURNS turns; row r of LEN elements of x (the row's dtype, widened
- * to f32) at X_OFF + r * LEN into y at r * LEN, channel c = r % C; the
- * statistics of the row (max_len 0: the shifted two-pass mean and
- * variance; in double here, a serial f32 sum of a long row drifting past
- * the tests' tolerance, where the kernels' trees do not) or the channel's mean and var
- * (max_len 1: the affine form of dml_cpu_bn_affine), scale and B (f32) at
- * their offsets and strides. */
+ * parameters (y, x, scale, B, words); GRID blocks of 256 (a row each) or,
+ * in the per-row form (max_len's DML_EAGER_NM_FORM_PER_ROW), of
+ * DML_EAGER_NM_ROW_LOCAL (an invocation per row, rows shorter than
+ * DML_EAGER_NM_SHORT) taking the ROWS rows in TURNS turns; row r of LEN
+ * elements of x (the row's dtype, widened to f32) at X_OFF + r * LEN into
+ * y at r * LEN, channel c = r % C; the statistics of the row (the shifted
+ * two-pass mean and variance; in double here, a serial f32 sum of a long
+ * row drifting past the tests' tolerance, where the kernels' trees do not)
+ * or the channel's mean and var (DML_EAGER_NM_FORM_GIVEN: the affine form
+ * of dml_cpu_bn_affine), scale and B (f32) at their offsets and strides. */
 static float nm_ld(dml_dtype_t dt, const void *x, uint64_t i) {
   if (dt == DML_DTYPE_F16) return dml_f16_to_f32(((const uint16_t *)x)[i]);
   if (dt == DML_DTYPE_BF16) return dml_bf16_to_f32(((const uint16_t *)x)[i]);
@@ -244,7 +246,7 @@ static void nm_st(dml_dtype_t dt, void *y, uint64_t i, float v) {
     ((float *)y)[i] = v;
 }
 static int emulate_norm(const dml_eager_kernel_t *E, const unsigned grid[3],
-                        void **params) {
+                        const unsigned block[3], void **params) {
   void *y = (void *)(uintptr_t) * (unsigned long long *)params[0];
   const void *x = (const void *)(uintptr_t) * (unsigned long long *)params[1];
   const float *S = (const float *)(uintptr_t) * (unsigned long long *)params[2];
@@ -255,14 +257,18 @@ static int emulate_norm(const dml_eager_kernel_t *E, const unsigned grid[3],
                  C = pc[DML_EAGER_NM_C];
   float eps;
   memcpy(&eps, &pc[DML_EAGER_NM_EPS], 4);
+  const int per_row = (E->max_len & DML_EAGER_NM_FORM_PER_ROW) != 0;
+  const uint64_t rows_per_block = per_row ? DML_EAGER_NM_ROW_LOCAL : 1;
   if (grid[0] != pc[DML_EAGER_NM_GRID] ||
-      (uint64_t)grid[0] * pc[DML_EAGER_NM_TURNS] < R || !C)
+      block[0] != (per_row ? DML_EAGER_NM_ROW_LOCAL : 256u) ||
+      (uint64_t)grid[0] * rows_per_block * pc[DML_EAGER_NM_TURNS] < R || !C ||
+      (per_row && L >= DML_EAGER_NM_SHORT))
     return 1;
   for (uint64_t r = 0; r < R; r++) {
     uint64_t c = r % C, xb = pc[DML_EAGER_NM_X_OFF] + r * L, yb = r * L;
     uint64_t sb = pc[DML_EAGER_NM_S_OFF] + c * pc[DML_EAGER_NM_S_CS],
              bb = pc[DML_EAGER_NM_B_OFF] + c * pc[DML_EAGER_NM_B_CS];
-    if (E->max_len) { /* BatchNormalization */
+    if (E->max_len & DML_EAGER_NM_FORM_GIVEN) { /* BatchNormalization */
       float a = (1.0f / sqrtf(S[pc[DML_EAGER_NM_V_OFF] + c] + eps)) * S[sb];
       float off = B[bb] - S[pc[DML_EAGER_NM_M_OFF] + c] * a;
       for (uint64_t j = 0; j < L; j++)
@@ -330,30 +336,39 @@ static int emulate_poolidx(const dml_eager_kernel_t *E, const unsigned grid[3],
   const uint64_t n = pc[DML_EAGER_PI_N], stride = pc[DML_EAGER_PI_STRIDE],
                  iters = pc[DML_EAGER_PI_ITERS];
   if ((uint64_t)grid[0] * block[0] != stride || iters * stride < n) return 1;
-  const uint64_t H = pc[DML_EAGER_PI_H], W = pc[DML_EAGER_PI_W], OH = pc[DML_EAGER_PI_OH],
+  const uint64_t Dd = pc[DML_EAGER_PI_D], H = pc[DML_EAGER_PI_H], W = pc[DML_EAGER_PI_W],
+                 OD = pc[DML_EAGER_PI_OD], OH = pc[DML_EAGER_PI_OH],
                  OW = pc[DML_EAGER_PI_OW];
   for (uint64_t i = 0; i < n; i++) {
-    uint64_t ow = i % OW, oh = i / OW % OH, nc = i / OW / OH, pos = 0;
+    uint64_t ow = i % OW, oh = i / OW % OH, od = i / OW / OH % OD, nc = i / OW / OH / OD,
+             pos = 0;
     double acc = 0;
     int found = 0;
-    for (uint64_t ki = 0; ki < pc[DML_EAGER_PI_KH]; ki++)
-      for (uint64_t kj = 0; kj < pc[DML_EAGER_PI_KW]; kj++) {
-        uint64_t ihp = oh * pc[DML_EAGER_PI_SH] + ki * pc[DML_EAGER_PI_DH],
-                 iwp = ow * pc[DML_EAGER_PI_SW] + kj * pc[DML_EAGER_PI_DW];
-        if (ihp < pc[DML_EAGER_PI_PH] || ihp >= pc[DML_EAGER_PI_PH] + H ||
-            iwp < pc[DML_EAGER_PI_PW] || iwp >= pc[DML_EAGER_PI_PW] + W)
-          continue;
-        uint64_t off = (ihp - pc[DML_EAGER_PI_PH]) * W + (iwp - pc[DML_EAGER_PI_PW]);
-        uint64_t at = pc[DML_EAGER_PI_X_OFF] + nc * H * W + off;
-        double v = dt == DML_DTYPE_F64    ? ((const double *)x)[at]
-                   : dt == DML_DTYPE_F16  ? dml_f16_to_f32(((const uint16_t *)x)[at])
-                   : dt == DML_DTYPE_BF16 ? dml_bf16_to_f32(((const uint16_t *)x)[at])
-                                          : ((const float *)x)[at];
-        if (!found || v > acc || (v != v && acc == acc)) acc = v, pos = off;
-        found = 1;
-      }
-    if (pc[DML_EAGER_PI_ORDER]) pos = pos % W * H + pos / W;
-    y[i] = (int64_t)(nc * H * W + pos);
+    for (uint64_t kk = 0; kk < pc[DML_EAGER_PI_KD]; kk++)
+      for (uint64_t ki = 0; ki < pc[DML_EAGER_PI_KH]; ki++)
+        for (uint64_t kj = 0; kj < pc[DML_EAGER_PI_KW]; kj++) {
+          uint64_t idp = od * pc[DML_EAGER_PI_SD] + kk * pc[DML_EAGER_PI_DD],
+                   ihp = oh * pc[DML_EAGER_PI_SH] + ki * pc[DML_EAGER_PI_DH],
+                   iwp = ow * pc[DML_EAGER_PI_SW] + kj * pc[DML_EAGER_PI_DW];
+          if (idp < pc[DML_EAGER_PI_PD] || idp >= pc[DML_EAGER_PI_PD] + Dd ||
+              ihp < pc[DML_EAGER_PI_PH] || ihp >= pc[DML_EAGER_PI_PH] + H ||
+              iwp < pc[DML_EAGER_PI_PW] || iwp >= pc[DML_EAGER_PI_PW] + W)
+            continue;
+          uint64_t off =
+              ((idp - pc[DML_EAGER_PI_PD]) * H + (ihp - pc[DML_EAGER_PI_PH])) * W +
+              (iwp - pc[DML_EAGER_PI_PW]);
+          uint64_t at = pc[DML_EAGER_PI_X_OFF] + nc * Dd * H * W + off;
+          /* f16, bf16 widened to f32; the others (f64, the integers) read
+           * as the CPU reads them (dml_load_f64) */
+          double v = dt == DML_DTYPE_F16    ? dml_f16_to_f32(((const uint16_t *)x)[at])
+                     : dt == DML_DTYPE_BF16 ? dml_bf16_to_f32(((const uint16_t *)x)[at])
+                     : dt == DML_DTYPE_F32  ? ((const float *)x)[at]
+                                            : dml_load_f64(dt, x, (size_t)at);
+          if (!found || v > acc || (v != v && acc == acc)) acc = v, pos = off;
+          found = 1;
+        }
+    if (pc[DML_EAGER_PI_ORDER]) pos = pos / (W * H) + pos / W % H * Dd + pos % W * Dd * H;
+    y[i] = (int64_t)(nc * Dd * H * W + pos);
   }
   return 0;
 }
@@ -371,7 +386,7 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
   if (E->kind == DML_EAGER_MATMUL) return emulate_mm(E, grid, params);
   if (E->kind == DML_EAGER_CONV) return emulate_conv(E, grid, block, params);
   if (E->kind == DML_EAGER_GATHER) return emulate_gather(E, grid, block, params);
-  if (E->kind == DML_EAGER_NORM) return emulate_norm(E, grid, params);
+  if (E->kind == DML_EAGER_NORM) return emulate_norm(E, grid, block, params);
   if (E->op == DML_OP_CONCAT) return emulate_concat(E, grid, block, params);
   if (E->kind == DML_EAGER_POOLIDX) return emulate_poolidx(E, grid, block, params);
   char *y = (char *)(uintptr_t) * (unsigned long long *)params[0];
