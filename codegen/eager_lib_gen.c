@@ -1137,16 +1137,17 @@ static dml_status_t emit_norm(gen_t *G) {
 
 /* MaxPool's Indices kernel of X's dtype dt (dml_eager_lib.h
  * DML_EAGER_POOLIDX): the CPU's visit of each window (cpu_pool.c), in f32
- * (f16, bf16 widened exactly) or f64. */
+ * (f16, bf16 widened exactly), f64, or the integer dtype itself. */
 static dml_status_t poolidx_kernel(dml_kpool_t *p, dml_dtype_t dt, dml_kernel_t *K) {
   dml_kdtype_t lt = DML_KT_F32;
   if (!dml_kdtype_of(dt, &lt))
     return dml_status_make(DML_STATUS_INTERNAL, "codegen.eager", "no kernel dtype for %s",
                            dml_dtype_name(dt));
-  /* f32 for f32, f16, bf16; f64 for f64 and the integers (the CPU's
-   * dml_load_f64 compares) */
+  /* f32 for f32, f16, bf16; f64 for f64; the integers in their own dtype
+   * (exact, as cpu_pool.c's pool_window_max_int: a double would tie i64 and
+   * u64 values past 2^53) */
   const int narrow = dt == DML_DTYPE_F32 || dt == DML_DTYPE_F16 || dt == DML_DTYPE_BF16;
-  const dml_kdtype_t ct = narrow ? DML_KT_F32 : DML_KT_F64;
+  const dml_kdtype_t ct = narrow ? DML_KT_F32 : dt == DML_DTYPE_F64 ? DML_KT_F64 : lt;
   const int32_t vt = DML_KVAR_FIRST_LOOP, vi = vt + 1, vj = vt + 2, vk = vt + 3;
   const dml_kidx_t *i = iadd(p, dml_ki_var(p, DML_KVAR_GID_X),
                              imul(p, dml_ki_var(p, vt), sym(p, DML_EAGER_PI_STRIDE)));

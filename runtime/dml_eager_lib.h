@@ -256,9 +256,9 @@ enum {
 };
 
 /* MaxPool's Indices kernels (kind DML_EAGER_POOLIDX, op MaxPool, one per
- * dtype of X: f32, f16, bf16 compared in f32; f64 and the integers i8,
- * i16, i32, i64, u8, u16, u32, u64 in f64, as the CPU's kernel compares
- * them; out_dtype i64), 3-D (2-D as D = 1, 1-D as D = H = 1): one
+ * dtype of X: f32, f16, bf16 compared in f32; f64 in f64; the integers
+ * i8, i16, i32, i64, u8, u16, u32, u64 in their own dtype, exactly, as the
+ * CPU's kernel compares them; out_dtype i64), 3-D (2-D as D = 1, 1-D as D = H = 1): one
  * invocation per element i < N of the Indices [NC, OD, OH, OW]
  * (contiguous, binding 0; a grid of `stride` invocations loops as the
  * elementwise kernels): the window's taps in order (k, i, j) at padded

@@ -120,6 +120,36 @@ dml_status_t dml_cpu_pool_geometry(const dml_cpu_call_t *call, int64_t *k, int64
   return DML_OK;
 }
 
+/* MaxPool of an integer dtype at one output position: the spatial offset
+ * of the window's largest element (the first of equals; -1 when the window
+ * is empty), compared exactly as integers (u64 as unsigned): a double holds
+ * 53 bits, so i64/u64 values past 2^53 would tie or round. */
+static int64_t pool_window_max_int(const pool_geo_t *g, dml_dtype_t dt, const void *x,
+                                   int64_t base, const int64_t *oidx) {
+  int r = g->r, is_u64 = dt == DML_DTYPE_U64;
+  int64_t best = -1, bi = 0;
+  uint64_t bu = 0;
+  int64_t kidx[SP_MAX] = {0};
+  for (int64_t kk = 0; kk < g->k_sz; kk++) {
+    int64_t off = 0, inb = 1;
+    for (int i = 0; i < r; i++) {
+      int64_t p = oidx[i] * g->s[i] - g->pb[i] + kidx[i] * g->d[i];
+      if (p < 0 || p >= g->in[i]) inb = 0;
+      off = off * g->in[i] + p;
+    }
+    if (inb) {
+      int64_t v = dml_load_i64(dt, x, (size_t)(base + off));
+      if (best < 0 || (is_u64 ? (uint64_t)v > bu : v > bi))
+        best = off, bi = v, bu = (uint64_t)v;
+    }
+    for (int i = r - 1; i >= 0; i--) {
+      if (++kidx[i] < g->k[i]) break;
+      kidx[i] = 0;
+    }
+  }
+  return best;
+}
+
 /* One output position: visits the window. Returns the value and, for max,
  * the spatial offset of the winner in *arg (-1 when the window is empty). */
 static double pool_window_f64(const pool_geo_t *g, pool_kind_t kind, dml_dtype_t dt,
@@ -342,10 +372,18 @@ static dml_status_t pool_run(const dml_cpu_call_t *c, pool_kind_t kind) {
     int64_t oidx[SP_MAX] = {0};
     for (int64_t o = 0; o < g.out_sz; o++) {
       int64_t arg = -1;
-      double v = pool_window_f64(&g, kind, dt, x->data, nc * g.in_sz, oidx, &arg);
       size_t yi = (size_t)(nc * g.out_sz + o);
-      if (kind == P_MAX && arg < 0) v = dml_dtype_is_float(dt) ? -INFINITY : 0;
-      dml_store_f64(dt, y->data, yi, v);
+      if (kind == P_MAX && dml_dtype_is_int(dt)) {
+        /* the winner's bits, 0 for an empty window */
+        arg = pool_window_max_int(&g, dt, x->data, nc * g.in_sz, oidx);
+        dml_store_i64(
+            dt, y->data, yi,
+            arg < 0 ? 0 : dml_load_i64(dt, x->data, (size_t)(nc * g.in_sz + arg)));
+      } else {
+        double v = pool_window_f64(&g, kind, dt, x->data, nc * g.in_sz, oidx, &arg);
+        if (kind == P_MAX && arg < 0) v = dml_dtype_is_float(dt) ? -INFINITY : 0;
+        dml_store_f64(dt, y->data, yi, v);
+      }
       if (ip) {
         int64_t sp = arg < 0 ? 0 : arg;
         if (storage_order && arg >= 0) {

@@ -841,6 +841,23 @@ static void test_maxpool_indices_dilation(void) {
                outi = tens(DML_DTYPE_I8, yi, 3, D(1), D(1), D(2));
   CHECK_OK(run_op(DML_OP_MAX_POOL, &ini, 1, &outi, 1, a1, 2));
   CHECK(yi[0] == 4 && yi[1] == 7);
+  /* i64 and u64 past 2^53 compare and copy exactly (they went through a
+   * double: 2^53 + 1 lost to 2^53, UINT64_MAX came out as INT64_MAX) */
+  int64_t x64[6] = {(1LL << 53), (1LL << 53) + 1, INT64_MAX - 1,
+                    INT64_MAX,   INT64_MIN,       -5},
+          y64[3], i64[3];
+  dml_tensor_t in64 = tens(DML_DTYPE_I64, x64, 3, D(1), D(1), D(6)),
+               out64[2] = {tens(DML_DTYPE_I64, y64, 3, D(1), D(1), D(3)),
+                           tens(DML_DTYPE_I64, i64, 3, D(1), D(1), D(3))};
+  CHECK_OK(run_op(DML_OP_MAX_POOL, &in64, 1, out64, 2, a1, 2));
+  CHECK(y64[0] == (1LL << 53) + 1 && y64[1] == INT64_MAX && y64[2] == -5);
+  CHECK(i64[0] == 1 && i64[1] == 3 && i64[2] == 5);
+  uint64_t xu[6] = {UINT64_MAX, UINT64_MAX - 1, (1ULL << 63), (1ULL << 63) + 1, 0, 3},
+           yu[3];
+  dml_tensor_t inu = tens(DML_DTYPE_U64, xu, 3, D(1), D(1), D(6)),
+               outu = tens(DML_DTYPE_U64, yu, 3, D(1), D(1), D(3));
+  CHECK_OK(run_op(DML_OP_MAX_POOL, &inu, 1, &outu, 1, a1, 2));
+  CHECK(yu[0] == UINT64_MAX && yu[1] == (1ULL << 63) + 1 && yu[2] == 3);
   /* SAME_UPPER average */
   dml_attr_t as[3] = {attr_ints("kernel_shape", ks, 2), attr_ints("strides", st, 2),
                       attr_s("auto_pad", "SAME_UPPER")};

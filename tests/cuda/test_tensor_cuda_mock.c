@@ -343,7 +343,9 @@ static int emulate_poolidx(const dml_eager_kernel_t *E, const unsigned grid[3],
     uint64_t ow = i % OW, oh = i / OW % OH, od = i / OW / OH % OD, nc = i / OW / OH / OD,
              pos = 0;
     double acc = 0;
+    int64_t iacc = 0;
     int found = 0;
+    const int isint = dml_dtype_is_int(dt), isu64 = dt == DML_DTYPE_U64;
     for (uint64_t kk = 0; kk < pc[DML_EAGER_PI_KD]; kk++)
       for (uint64_t ki = 0; ki < pc[DML_EAGER_PI_KH]; ki++)
         for (uint64_t kj = 0; kj < pc[DML_EAGER_PI_KW]; kj++) {
@@ -358,8 +360,15 @@ static int emulate_poolidx(const dml_eager_kernel_t *E, const unsigned grid[3],
               ((idp - pc[DML_EAGER_PI_PD]) * H + (ihp - pc[DML_EAGER_PI_PH])) * W +
               (iwp - pc[DML_EAGER_PI_PW]);
           uint64_t at = pc[DML_EAGER_PI_X_OFF] + nc * Dd * H * W + off;
-          /* f16, bf16 widened to f32; the others (f64, the integers) read
-           * as the CPU reads them (dml_load_f64) */
+          /* the integers compared exactly in their dtype (u64 unsigned) */
+          if (isint) {
+            int64_t iv = dml_load_i64(dt, x, (size_t)at);
+            if (!found || (isu64 ? (uint64_t)iv > (uint64_t)iacc : iv > iacc))
+              iacc = iv, pos = off;
+            found = 1;
+            continue;
+          }
+          /* f16, bf16 widened to f32; f64 as the CPU reads it */
           double v = dt == DML_DTYPE_F16    ? dml_f16_to_f32(((const uint16_t *)x)[at])
                      : dt == DML_DTYPE_BF16 ? dml_bf16_to_f32(((const uint16_t *)x)[at])
                      : dt == DML_DTYPE_F32  ? ((const float *)x)[at]

@@ -3230,7 +3230,8 @@ static void pool_idx_case(pair_t x, const dml_attr_t *a, uint32_t na, const char
       double v1 = elem(p1, d1, i, &b1), v2 = elem(p2, d2, i, &b2);
       /* Y: any NaN for a NaN; a tie of -0 and +0 may keep either sign (the
        * composed Max fold); the Indices bit for bit */
-      same = b1 == b2 || (o == 0 && ((isnan(v1) && isnan(v2)) || v1 == v2));
+      same = b1 == b2 || (o == 0 && !int_dtype(d1, &(double){0}, &(double){0}) &&
+                          ((isnan(v1) && isnan(v2)) || v1 == v2));
       if (!same)
         fprintf(stderr,
                 "MaxPool (%s) output %d element %lld: cpu %.9g (0x%llx), " TEST_GPU
@@ -3245,6 +3246,22 @@ static void pool_idx_case(pair_t x, const dml_attr_t *a, uint32_t na, const char
     CHECK_OK(dml_rt_tensor_free(yc[o]));
     CHECK_OK(dml_rt_tensor_free(yv[o]));
   }
+}
+
+/* A pair of [1,1,1,n] tensors of 8-byte integer dtype dt (i64 or u64) from
+ * raw values. */
+static pair_t int64_row_pair(dml_dtype_t dt, int64_t n, const void *v) {
+  dml_tensor_t h;
+  memset(&h, 0, sizeof h);
+  h.dtype = dt;
+  h.rank = 4;
+  h.dims[0] = h.dims[1] = h.dims[2] = 1;
+  h.dims[3] = n;
+  h.data = (void *)v;
+  pair_t r;
+  CHECK_OK(dml_rt_tensor_from_host(g_cpu, &h, &r.c));
+  CHECK_OK(dml_rt_tensor_from_host(g_vk, &h, &r.v));
+  return r;
 }
 
 static void test_pool_indices(void) {
@@ -3296,9 +3313,8 @@ static void test_pool_indices(void) {
     pool_idx_case(t, a, 3, w);
     pair_free(&t);
   }
-  /* the integers (compared in f64, as the CPU's dml_load_f64; ties keep
-   * the first; negative values 0 for the unsigned; no values near 2^63:
-   * the CPU's u64 Y stores a max of UINT64_MAX as INT64_MAX) */
+  /* the integers (ties keep the first; negative values 0 for the
+   * unsigned; values past 2^53 below) */
   static const dml_dtype_t its[8] = {DML_DTYPE_I8,  DML_DTYPE_I16, DML_DTYPE_I32,
                                      DML_DTYPE_I64, DML_DTYPE_U8,  DML_DTYPE_U16,
                                      DML_DTYPE_U32, DML_DTYPE_U64};
@@ -3312,6 +3328,27 @@ static void test_pool_indices(void) {
     pool_idx_case(t, a, 3, w);
     a[3].name = "storage_order", a[3].kind = DML_ATTR_INT, a[3].i = 1;
     pool_idx_case(t, a, 4, w);
+    pair_free(&t);
+  }
+  /* i64 and u64 past 2^53: compared as integers on every device (a double
+   * ties 2^53 and 2^53 + 1); Y's bits and the Indices against the CPU's */
+  {
+    static const int64_t xs[8] = {(1LL << 53), (1LL << 53) + 1, INT64_MAX - 1,
+                                  INT64_MAX,   INT64_MIN,       -5,
+                                  3,           (1LL << 53) + 3};
+    static const uint64_t xu[8] = {
+        UINT64_MAX - 1, UINT64_MAX,      (1ULL << 63), (1ULL << 63) + 1, 0, 3,
+        (1ULL << 53),   (1ULL << 53) + 1};
+    static const int64_t k12[2] = {1, 2}, s12[2] = {1, 2};
+    dml_attr_t c[2];
+    memset(c, 0, sizeof c);
+    c[0] = ints_attr("kernel_shape", k12, 2);
+    c[1] = ints_attr("strides", s12, 2);
+    pair_t t = int64_row_pair(DML_DTYPE_I64, 8, xs);
+    pool_idx_case(t, c, 2, "i64 past 2^53, 1x2");
+    pair_free(&t);
+    t = int64_row_pair(DML_DTYPE_U64, 8, xu);
+    pool_idx_case(t, c, 2, "u64 past 2^63, 1x2");
     pair_free(&t);
   }
   /* 3-D windows: [2, 3, 5, 6, 7] (the same values) */
