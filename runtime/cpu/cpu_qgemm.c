@@ -146,6 +146,37 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void uk_vnni(
 }
 #endif
 
+#if DML_CPU_X86
+/* uk_vnni with B read in place: k quad k's 32 columns are the 128 bytes at
+ * xb + off[k] (the stride-1 path's channel-interleaved image). */
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void uk_vnni_d4(
+    int64_t kq, const int8_t *a, const uint8_t *xb, const int32_t *off, int32_t *c) {
+  __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0,
+          c6 = c0, c7 = c0, d0 = c0, d1 = c0, d2 = c0, d3 = c0, d4 = c0, d5 = c0, d6 = c0,
+          d7 = c0;
+  for (int64_t k = 0; k < kq; k++) {
+    __m512i x0 = _mm512_loadu_si512((const void *)(xb + off[k]));
+    __m512i x1 = _mm512_loadu_si512((const void *)(xb + off[k] + 64));
+    const int8_t *ak = a + k * 32;
+#define QSTEP(r)                             \
+  {                                          \
+    int32_t wq;                              \
+    memcpy(&wq, ak + 4 * r, 4);              \
+    __m512i w = _mm512_set1_epi32(wq);       \
+    c##r = _mm512_dpbusd_epi32(c##r, x0, w); \
+    d##r = _mm512_dpbusd_epi32(d##r, x1, w); \
+  }
+    QSTEP(0) QSTEP(1) QSTEP(2) QSTEP(3) QSTEP(4) QSTEP(5) QSTEP(6) QSTEP(7)
+#undef QSTEP
+  }
+#define QST(r)                                     \
+  _mm512_storeu_si512((void *)(c + r * 32), c##r); \
+  _mm512_storeu_si512((void *)(c + r * 32 + 16), d##r);
+  QST(0) QST(1) QST(2) QST(3) QST(4) QST(5) QST(6) QST(7)
+#undef QST
+}
+#endif
+
 #if defined(__aarch64__) && \
     (defined(__ARM_FEATURE_DOTPROD) || (defined(__GNUC__) && !defined(__clang__)))
 #define DML_QDOT 1
@@ -271,6 +302,15 @@ static int64_t rup(int64_t v, int64_t m) {
   return (v + m - 1) / m * m;
 }
 
+/* The GEMM's k order: tap-major, k = (kh * KW + kw) * Cg + c, when Cg is a
+ * multiple of 4 and the kernel has more than one tap (then each quad of k
+ * is 4 channels of one tap: the stride-1 path reads it straight from a
+ * channel-interleaved image); else channel-major, k = (c * KH + kh) * KW +
+ * kw (the weights' own order). One fact for the packing of both operands. */
+static int tap_major(int64_t Cg, int64_t taps) {
+  return Cg % 4 == 0 && taps > 1;
+}
+
 /* Bytes of the packed weights of w [M, C/group, k...] for `group`. */
 size_t dml_cpu_qconv_prepack_bytes(const dml_tensor_t *w, int64_t group) {
   if (!w || w->rank < 3 || group < 1 || w->dims[0] % group ||
@@ -291,6 +331,8 @@ void dml_cpu_qconv_prepack(const dml_tensor_t *w, int64_t group, void *dst) {
   int32_t *rowsum = (int32_t *)(void *)(d + group * gbytes);
   memset(d, 0, (size_t)(group * gbytes));
   int u8 = w->dtype == DML_DTYPE_U8;
+  const int64_t Cg = w->dims[1], taps = K / Cg;
+  const int tm = tap_major(Cg, taps);
   for (int64_t m = 0; m < M; m++) {
     int64_t g = m / Mg, mg = m % Mg;
     int8_t *pg = d + g * gbytes + (mg / QMR) * Kq * QMR * 4 + (mg % QMR) * 4;
@@ -298,7 +340,8 @@ void dml_cpu_qconv_prepack(const dml_tensor_t *w, int64_t group, void *dst) {
     for (int64_t k = 0; k < K; k++) {
       int v = u8 ? (int)((const uint8_t *)w->data)[m * K + k] - 128
                  : (int)((const int8_t *)w->data)[m * K + k];
-      pg[(k / 4) * QMR * 4 + k % 4] = (int8_t)v;
+      int64_t kk = tm ? (k % taps) * Cg + k / taps : k; /* w's k = c * taps + tap */
+      pg[(kk / 4) * QMR * 4 + kk % 4] = (int8_t)v;
       s += v;
     }
     rowsum[m] = s;
@@ -352,6 +395,14 @@ typedef struct {
   /* geometry (2-D; 1-D has H = KH = 1) */
   int64_t N, C, H, W, M, group, Cg, Mg, KH, KW, OH, OW, sh, sw, dh, dw, pt, pl, K, Kq;
   int depthwise, one_by_one;
+  int tm; /* tap_major k order */
+  /* d4: the stride-1 path (VNNI, tap-major, symmetric weights): B read in
+   * place from the image group as x' interleaved by 4 channels,
+   * [Cg/4][Hp][Wp][4] with zx' around, the outputs computed on the padded
+   * grid (column j = oh * Wp + ow; ow >= OW computed and dropped); tasks of
+   * d4_rows output rows. d4_ok: the geometry allows it (scratch sizing). */
+  int d4, d4_ok;
+  int64_t d4_rows;
   int direct; /* pack B straight from a zero-point-padded copy of the image */
   int64_t Hp, Wp;
   const uint8_t *x;
@@ -454,7 +505,9 @@ static void im2col(const qc_t *q, int64_t n, int64_t g, int64_t n0, int64_t nc,
   for (int64_t c = 0; c < q->Cg; c++)
     for (int64_t kh = 0; kh < q->KH; kh++)
       for (int64_t kw = 0; kw < q->KW; kw++) {
-        uint8_t *o = dst + ((c * q->KH + kh) * q->KW + kw) * nc;
+        uint8_t *o =
+            dst +
+            (q->tm ? (kh * q->KW + kw) * q->Cg + c : (c * q->KH + kh) * q->KW + kw) * nc;
         const uint8_t *xc = xg + c * q->H * q->W;
         const int64_t off = kw * q->dw - q->pl;
         /* ow with 0 <= ow * sw + off < W: [va, vb) */
@@ -619,11 +672,11 @@ static void gemm_task(void *ctx, int64_t t, int tid) {
       for (int64_t h = 0; h < q->H; h++)
         memcpy(tmp + (c * q->Hp + h + q->pt) * q->Wp + q->pl, xg + (c * q->H + h) * q->W,
                (size_t)q->W);
-    int64_t k = 0;
     for (int64_t c = 0; c < q->Cg; c++)
       for (int64_t kh = 0; kh < q->KH; kh++)
         for (int64_t kw = 0; kw < q->KW; kw++)
-          base[k++] = (int32_t)((c * q->Hp + kh * q->dh) * q->Wp + kw * q->dw);
+          base[q->tm ? (kh * q->KW + kw) * q->Cg + c : (c * q->KH + kh) * q->KW + kw] =
+              (int32_t)((c * q->Hp + kh * q->dh) * q->Wp + kw * q->dw);
     pack_direct(q, tmp, base, n0, nc, pb);
     if (q->need_colsum) /* over the packed k < K */
       for (int64_t j = 0; j < nc; j++) {
@@ -668,6 +721,89 @@ static void gemm_task(void *ctx, int64_t t, int tid) {
     }
   }
 }
+
+#if DML_CPU_X86
+/* The stride-1 path's task: (image, group, rows [oh0, oh1)). */
+static void d4_task(void *ctx, int64_t t, int tid) {
+  const qc_t *q = (const qc_t *)ctx;
+  int64_t chunk = t % q->n_chunks, ng = t / q->n_chunks;
+  int64_t g = ng % q->group, n = ng / q->group;
+  const int64_t Hp = q->Hp, Wp = q->Wp, HW = Hp * Wp, Cq = q->Cg / 4;
+  int64_t oh0 = chunk * q->d4_rows, oh1 = DML_CPU_MIN(q->OH, oh0 + q->d4_rows);
+  uint8_t *slot = q->slots + (size_t)tid * q->slot_bytes;
+  int32_t *acc = (int32_t *)(void *)slot;
+  int32_t *off = acc + 2 * QMR * QNR;
+  uint8_t *yt = (uint8_t *)(off + rup(q->Kq, 16));
+  uint8_t *xp = yt + 64;
+  /* the interleaved image: rows [oh0, oh1 + (KH - 1) dh) of the padded grid */
+  const int64_t r0 = oh0, r1 = oh1 + (q->KH - 1) * q->dh;
+  const uint8_t zxp = (uint8_t)((uint8_t)q->zx ^ q->flip);
+  const __m128i f = _mm_set1_epi8((char)q->flip);
+  const uint8_t *xg = q->x + (n * q->C + g * q->Cg) * q->H * q->W;
+  for (int64_t cq = 0; cq < Cq; cq++) {
+    uint8_t *pl = xp + cq * HW * 4;
+    for (int64_t r = r0; r < r1; r++) {
+      uint8_t *o = pl + r * Wp * 4;
+      int64_t h = r - q->pt;
+      if (h < 0 || h >= q->H) {
+        memset(o, zxp, (size_t)(Wp * 4));
+        continue;
+      }
+      memset(o, zxp, (size_t)(q->pl * 4));
+      memset(o + (q->pl + q->W) * 4, zxp, (size_t)((Wp - q->pl - q->W) * 4));
+      const uint8_t *s0 = xg + (4 * cq * q->H + h) * q->W, *s1 = s0 + q->H * q->W,
+                    *s2 = s1 + q->H * q->W, *s3 = s2 + q->H * q->W;
+      o += q->pl * 4;
+      int64_t w = 0;
+      for (; w + 16 <= q->W; w += 16) {
+        __m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s0 + w)), f);
+        __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s1 + w)), f);
+        __m128i cc = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s2 + w)), f);
+        __m128i dd = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s3 + w)), f);
+        __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
+        __m128i cd0 = _mm_unpacklo_epi8(cc, dd), cd1 = _mm_unpackhi_epi8(cc, dd);
+        _mm_storeu_si128((__m128i *)(o + w * 4), _mm_unpacklo_epi16(ab0, cd0));
+        _mm_storeu_si128((__m128i *)(o + w * 4 + 16), _mm_unpackhi_epi16(ab0, cd0));
+        _mm_storeu_si128((__m128i *)(o + w * 4 + 32), _mm_unpacklo_epi16(ab1, cd1));
+        _mm_storeu_si128((__m128i *)(o + w * 4 + 48), _mm_unpackhi_epi16(ab1, cd1));
+      }
+      for (; w < q->W; w++) {
+        o[w * 4] = s0[w] ^ q->flip, o[w * 4 + 1] = s1[w] ^ q->flip;
+        o[w * 4 + 2] = s2[w] ^ q->flip, o[w * 4 + 3] = s3[w] ^ q->flip;
+      }
+    }
+  }
+  /* k quad (tap, cq) reads column j at xp + off[kq] + 4 j */
+  for (int64_t kh = 0; kh < q->KH; kh++)
+    for (int64_t kw = 0; kw < q->KW; kw++)
+      for (int64_t cq = 0; cq < Cq; cq++)
+        off[(kh * q->KW + kw) * Cq + cq] =
+            (int32_t)((cq * HW + kh * q->dh * Wp + kw * q->dw) * 4);
+  requant_fn rq = requant();
+  const int64_t Mp = rup(q->Mg, QMR), P = q->OH * q->OW;
+  const int8_t *ag = q->pa + g * Mp * q->Kq * 4;
+  const int64_t j1 = (oh1 - 1) * Wp + q->OW; /* past the last valid column */
+  for (int64_t j0 = oh0 * Wp; j0 < j1; j0 += 2 * QNR) {
+    int64_t w = DML_CPU_MIN(2 * QNR, j1 - j0);
+    for (int64_t m0 = 0; m0 < q->Mg; m0 += QMR) {
+      uk_vnni_d4(q->Kq, ag + m0 * q->Kq * 4, xp + j0 * 4, off, acc);
+      for (int64_t r = 0; r < QMR && m0 + r < q->Mg; r++) {
+        int64_t m = g * q->Mg + m0 + r;
+        rq(q, acc + r * 2 * QNR, NULL, q->sc[m], q->c0[m], 0, w, yt);
+        uint8_t *ym = q->y + (n * q->M + m) * P;
+        /* the valid columns' runs: ow < OW of each row */
+        for (int64_t jj = 0; jj < w;) {
+          int64_t j = j0 + jj, oh = j / Wp, ow = j % Wp;
+          int64_t run = DML_CPU_MIN(w - jj, Wp - ow);
+          if (ow < q->OW)
+            memcpy(ym + oh * q->OW + ow, yt + jj, (size_t)DML_CPU_MIN(run, q->OW - ow));
+          jj += run;
+        }
+      }
+    }
+  }
+}
+#endif
 
 /* acc[oh, ow] = sum over taps of xp[oh * sh + kh * dh, ow * sw + kw * dw] *
  * wk[kh, kw] (the compiler vectorizes the rows; cloned per ISA). */
@@ -804,6 +940,7 @@ static int geo(const dml_cpu_call_t *c, qc_t *q) {
     return 0;
   q->K = q->Cg * q->KH * q->KW;
   q->Kq = rup(q->K, 4) / 4;
+  q->tm = tap_major(q->Cg, q->KH * q->KW);
   q->depthwise = q->Cg == 1 && q->Mg == 1 && q->KH * q->KW <= 64;
   q->one_by_one = q->KH == 1 && q->KW == 1 && q->sh == 1 && q->sw == 1 && q->pt == 0 &&
                   q->pl == 0 && q->OH == q->H && q->OW == q->W;
@@ -811,6 +948,7 @@ static int geo(const dml_cpu_call_t *c, qc_t *q) {
   q->Hp = dw_hp(q), q->Wp = dw_wp(q);
   q->direct = DML_CPU_X86 && !q->one_by_one && !q->depthwise &&
               (q->sw == 1 || q->sw == 2) && q->Cg * q->Hp * q->Wp <= (4 << 20);
+  q->d4_ok = q->direct && q->tm && q->sh == 1 && q->sw == 1;
   int64_t P = q->OH * q->OW;
   q->nc = DML_CPU_MAX(32, DML_CPU_MIN(1024, (96 * 1024 / q->K) / 32 * 32));
   if (q->nc > rup(P, 32)) q->nc = rup(P, 32);
@@ -818,9 +956,18 @@ static int geo(const dml_cpu_call_t *c, qc_t *q) {
   return 1;
 }
 
+/* The stride-1 path's slot: acc tile, off[Kq], a row of 32 outputs, the
+ * interleaved image with the slack its last panel's loads read past it. */
+static size_t d4_bytes(const qc_t *q) {
+  return (size_t)rup(4 * 2 * QMR * QNR + 4 * rup(q->Kq, 16) + 64 + q->Cg * q->Hp * q->Wp +
+                         4 * ((q->KW - 1) * q->dw + 2 * QNR) + 128,
+                     64);
+}
+
 static size_t slot_bytes(const qc_t *q) {
   if (q->depthwise)
     return (size_t)rup(rup(q->OH * q->OW, 16) * 4 + dw_hp(q) * dw_wp(q) * 2, 64);
+  if (q->d4) return d4_bytes(q);
   int64_t tmp = q->one_by_one ? 0
                 : q->direct   ? 64 + rup(q->Cg * q->Hp * q->Wp, 64) + 64 + 4 * q->K
                               : q->K * q->nc;
@@ -839,8 +986,10 @@ static size_t shared_bytes(const qc_t *q, const dml_tensor_t *w, int prepacked) 
 size_t dml_cpu_qconv_scratch(const dml_cpu_call_t *c, int threads, int prepacked) {
   qc_t q;
   if (c->n_inputs < 8 || c->n_outputs < 1 || !geo(c, &q)) return 0;
+  size_t slot = slot_bytes(&q);
+  if (q.d4_ok && d4_bytes(&q) > slot) slot = d4_bytes(&q);
   return 64 + shared_bytes(&q, &c->inputs[3], prepacked) +
-         (size_t)(threads < 1 ? 1 : threads) * slot_bytes(&q);
+         (size_t)(threads < 1 ? 1 : threads) * slot;
 }
 
 int dml_cpu_qconv_fast(const dml_cpu_call_t *c, const void *packed, int32_t lo,
@@ -897,16 +1046,34 @@ int dml_cpu_qconv_fast(const dml_cpu_call_t *c, const void *packed, int32_t lo,
     c0[m] = q.depthwise ? b : -(double)zxp * q.rowsum[m] + (double)q.K * zxp * zwp + b;
   }
   q.sc = sc, q.c0 = c0, q.zw = zw;
-  q.slot_bytes = slot_bytes(&q);
   q.slots = p;
   size_t avail = c->scratch_bytes - (size_t)(p - (uint8_t *)c->scratch);
+  q.d4 = q.d4_ok && g_quk_id == 3 && !q.need_colsum && avail >= d4_bytes(&q);
+  if (q.d4) { /* rows per task: about q.nc outputs */
+    int64_t rows = DML_CPU_MAX(1, DML_CPU_MIN(q.OH, q.nc / q.OW));
+    int64_t chunks = (q.OH + rows - 1) / rows, Mp8 = rup(q.Mg, QMR) / QMR;
+    /* Only where the padded grid's extra columns cost less than the packing
+     * saved: panels of 32 x Mp8 micro-kernel passes, the packing of a panel
+     * costs about 2 passes (measured on resnet_small's layers at batch 32:
+     * 8x8 images with pads 1 and M = 64 lose 12%, 16x16 and 32x32 win
+     * 1.4-1.9x). */
+    int64_t d4_cost = chunks * ((rows - 1) * q.Wp + q.OW + 31) / 32 * Mp8 * 10;
+    int64_t pack_cost = (q.OH * q.OW + 31) / 32 * (Mp8 * 10 + 20);
+    q.d4 = d4_cost <= pack_cost;
+    q.d4_rows = rows;
+    if (q.d4) q.n_chunks = chunks;
+  }
+  q.slot_bytes = slot_bytes(&q);
   int slots = (int)DML_CPU_MIN((size_t)64, avail / q.slot_bytes);
   double macs = (double)q.N * q.M * q.OH * q.OW * q.K;
   int threads = macs >= 2e6 ? DML_CPU_MIN(slots, dml_cpu_num_threads()) : 1;
   if (threads < 1) threads = 1;
   q.uk = kernel();
-  if (q.depthwise)
-    dml_cpu_parallel_for(q.N * q.M, threads, dw_task, &q);
+  if (q.depthwise) dml_cpu_parallel_for(q.N * q.M, threads, dw_task, &q);
+#if DML_CPU_X86
+  else if (q.d4)
+    dml_cpu_parallel_for(q.N * q.group * q.n_chunks, threads, d4_task, &q);
+#endif
   else
     dml_cpu_parallel_for(q.N * q.group * q.n_chunks, threads, gemm_task, &q);
   return 1;

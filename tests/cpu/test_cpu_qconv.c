@@ -169,6 +169,16 @@ static void test_qconv_paths(void) {
       {1, 7, 32, 32, 9, 1, 3, 3, 1, 1, 1, U, U, U, 0, 128, 2, 200, 0, 1, 20.0, 0, 0, 0},
       /* output rows of 2 (more than 4 rows per panel: the gather) */
       {3, 10, 5, 5, 11, 1, 3, 3, 2, 0, 1, U, S, U, 128, 128, 0, 0, 1, 1, 0.1, 0, 0, 0},
+      /* the stride-1 path (channels per group a multiple of 4, symmetric
+       * weights): image rows of 32 and 21 (the interleave's vector and
+       * scalar columns), odd M, batch 3, no padding, 5x5 with pads 2,
+       * groups of 8 channels, s8 x, dilation 2, a clamp, rows of 1 */
+      {3, 16, 32, 32, 13, 1, 3, 3, 1, 1, 1, U, S, U, 128, 128, 0, 0, 1, 1, 0.3, 0, 0, 0},
+      {1, 8, 19, 21, 9, 1, 3, 3, 1, 0, 1, S, S, S, -7, 3, 0, 0, 0, 1, 0.2, 0, 0, 0},
+      {2, 12, 10, 23, 17, 1, 5, 5, 1, 2, 1, U, S, U, 60, 100, 0, 0, 1, 0, 0.5, 1, 0, 0},
+      {1, 32, 9, 18, 24, 4, 3, 3, 1, 1, 2, U, U, U, 200, 20, 2, 128, 1, 1, 0.1, 0, 0, 0},
+      {2, 64, 8, 8, 64, 1, 3, 3, 1, 1, 1, U, S, U, 128, 128, 0, 0, 1, 1, 1.0, 0, 0, 0},
+      {1, 4, 1, 40, 6, 1, 1, 3, 1, 1, 1, U, S, U, 128, 128, 0, 0, 1, 1, 0.1, 0, 1, 0},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   int ran_paths = 0;
