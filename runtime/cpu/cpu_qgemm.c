@@ -396,13 +396,17 @@ typedef struct {
   int64_t N, C, H, W, M, group, Cg, Mg, KH, KW, OH, OW, sh, sw, dh, dw, pt, pl, K, Kq;
   int depthwise, one_by_one;
   int tm; /* tap_major k order */
-  /* d4: the stride-1 path (VNNI, tap-major, symmetric weights): B read in
-   * place from the image group as x' interleaved by 4 channels,
-   * [Cg/4][Hp][Wp][4] with zx' around, the outputs computed on the padded
-   * grid (column j = oh * Wp + ow; ow >= OW computed and dropped); tasks of
-   * d4_rows output rows. d4_ok: the geometry allows it (scratch sizing). */
+  /* d4: the in-place path (VNNI, Cg a multiple of 4, more than one tap
+   * (tap-major; 1x1 kernels read x with less work through pack_b or the
+   * direct packing: measured), symmetric weights): B read in place from the image group
+   * as x' interleaved by 4 channels and split into sh x sw phases, [sh *
+   * sw][Cg/4][Hg][Wg][4] with padded pixel (r, c) at phase (r % sh, c % sw), position (r
+   * / sh, c / sw) and zx' around, so that each tap reads one phase at a fixed offset; the
+   * outputs are computed on the phase grid (column j = oh * Wg + ow; ow >= OW computed
+   * and dropped); tasks of d4_rows output rows. d4_ok: the geometry allows it (scratch
+   * sizing). */
   int d4, d4_ok;
-  int64_t d4_rows;
+  int64_t d4_rows, Hg, Wg;
   int direct; /* pack B straight from a zero-point-padded copy of the image */
   int64_t Hp, Wp;
   const uint8_t *x;
@@ -723,67 +727,100 @@ static void gemm_task(void *ctx, int64_t t, int tid) {
 }
 
 #if DML_CPU_X86
-/* The stride-1 path's task: (image, group, rows [oh0, oh1)). */
-static void d4_task(void *ctx, int64_t t, int tid) {
+/* The in-place path's task: (image, group, rows [oh0, oh1)). */
+__attribute__((target("avx512f,avx512bw"))) static void d4_task(void *ctx, int64_t t,
+                                                                int tid) {
   const qc_t *q = (const qc_t *)ctx;
   int64_t chunk = t % q->n_chunks, ng = t / q->n_chunks;
   int64_t g = ng % q->group, n = ng / q->group;
-  const int64_t Hp = q->Hp, Wp = q->Wp, HW = Hp * Wp, Cq = q->Cg / 4;
+  const int64_t Wp = q->Wp, Wg = q->Wg, HWg = q->Hg * Wg, Cq = q->Cg / 4;
+  const int64_t sh = q->sh, sw = q->sw;
   int64_t oh0 = chunk * q->d4_rows, oh1 = DML_CPU_MIN(q->OH, oh0 + q->d4_rows);
   uint8_t *slot = q->slots + (size_t)tid * q->slot_bytes;
   int32_t *acc = (int32_t *)(void *)slot;
   int32_t *off = acc + 2 * QMR * QNR;
   uint8_t *yt = (uint8_t *)(off + rup(q->Kq, 16));
-  uint8_t *xp = yt + 64;
-  /* the interleaved image: rows [oh0, oh1 + (KH - 1) dh) of the padded grid */
-  const int64_t r0 = oh0, r1 = oh1 + (q->KH - 1) * q->dh;
+  uint8_t *row = yt + 64; /* a padded row's quads before the phase split */
+  uint8_t *xp = row + rup(Wp * 4, 64);
+  /* padded rows [oh0 sh, (oh1 - 1) sh + (KH - 1) dh] are read */
+  const int64_t r0 = oh0 * sh, r1 = (oh1 - 1) * sh + (q->KH - 1) * q->dh + 1;
   const uint8_t zxp = (uint8_t)((uint8_t)q->zx ^ q->flip);
   const __m128i f = _mm_set1_epi8((char)q->flip);
   const uint8_t *xg = q->x + (n * q->C + g * q->Cg) * q->H * q->W;
+  /* the phases some tap reads (a 3x3 kernel of dilation 2 and stride 2
+   * reads one of 4) */
+  uint32_t need_r = 0, need_c = 0;
+  for (int64_t kh = 0; kh < q->KH; kh++) need_r |= 1u << ((kh * q->dh) % sh);
+  for (int64_t kw = 0; kw < q->KW; kw++) need_c |= 1u << ((kw * q->dw) % sw);
   for (int64_t cq = 0; cq < Cq; cq++) {
-    uint8_t *pl = xp + cq * HW * 4;
     for (int64_t r = r0; r < r1; r++) {
-      uint8_t *o = pl + r * Wp * 4;
+      if (!(need_r >> (r % sh) & 1)) continue;
+      /* stride 1 in width: the row's quads straight into its plane */
+      uint8_t *o = sw == 1 ? xp + (((r % sh) * Cq + cq) * HWg + (r / sh) * Wg) * 4 : row;
       int64_t h = r - q->pt;
       if (h < 0 || h >= q->H) {
         memset(o, zxp, (size_t)(Wp * 4));
-        continue;
+      } else {
+        memset(o, zxp, (size_t)(q->pl * 4));
+        memset(o + (q->pl + q->W) * 4, zxp, (size_t)((Wp - q->pl - q->W) * 4));
+        const uint8_t *s0 = xg + (4 * cq * q->H + h) * q->W, *s1 = s0 + q->H * q->W,
+                      *s2 = s1 + q->H * q->W, *s3 = s2 + q->H * q->W;
+        o += q->pl * 4;
+        int64_t w = 0;
+        for (; w + 16 <= q->W; w += 16) {
+          __m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s0 + w)), f);
+          __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s1 + w)), f);
+          __m128i cc = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s2 + w)), f);
+          __m128i dd = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s3 + w)), f);
+          __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
+          __m128i cd0 = _mm_unpacklo_epi8(cc, dd), cd1 = _mm_unpackhi_epi8(cc, dd);
+          _mm_storeu_si128((__m128i *)(o + w * 4), _mm_unpacklo_epi16(ab0, cd0));
+          _mm_storeu_si128((__m128i *)(o + w * 4 + 16), _mm_unpackhi_epi16(ab0, cd0));
+          _mm_storeu_si128((__m128i *)(o + w * 4 + 32), _mm_unpacklo_epi16(ab1, cd1));
+          _mm_storeu_si128((__m128i *)(o + w * 4 + 48), _mm_unpackhi_epi16(ab1, cd1));
+        }
+        for (; w < q->W; w++) {
+          o[w * 4] = s0[w] ^ q->flip, o[w * 4 + 1] = s1[w] ^ q->flip;
+          o[w * 4 + 2] = s2[w] ^ q->flip, o[w * 4 + 3] = s3[w] ^ q->flip;
+        }
       }
-      memset(o, zxp, (size_t)(q->pl * 4));
-      memset(o + (q->pl + q->W) * 4, zxp, (size_t)((Wp - q->pl - q->W) * 4));
-      const uint8_t *s0 = xg + (4 * cq * q->H + h) * q->W, *s1 = s0 + q->H * q->W,
-                    *s2 = s1 + q->H * q->W, *s3 = s2 + q->H * q->W;
-      o += q->pl * 4;
-      int64_t w = 0;
-      for (; w + 16 <= q->W; w += 16) {
-        __m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s0 + w)), f);
-        __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s1 + w)), f);
-        __m128i cc = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s2 + w)), f);
-        __m128i dd = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s3 + w)), f);
-        __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
-        __m128i cd0 = _mm_unpacklo_epi8(cc, dd), cd1 = _mm_unpackhi_epi8(cc, dd);
-        _mm_storeu_si128((__m128i *)(o + w * 4), _mm_unpacklo_epi16(ab0, cd0));
-        _mm_storeu_si128((__m128i *)(o + w * 4 + 16), _mm_unpackhi_epi16(ab0, cd0));
-        _mm_storeu_si128((__m128i *)(o + w * 4 + 32), _mm_unpacklo_epi16(ab1, cd1));
-        _mm_storeu_si128((__m128i *)(o + w * 4 + 48), _mm_unpackhi_epi16(ab1, cd1));
-      }
-      for (; w < q->W; w++) {
-        o[w * 4] = s0[w] ^ q->flip, o[w * 4 + 1] = s1[w] ^ q->flip;
-        o[w * 4 + 2] = s2[w] ^ q->flip, o[w * 4 + 3] = s3[w] ^ q->flip;
-      }
+      if (sw > 1) /* the row's quads to their phases */
+        for (int64_t pw = 0; pw < sw; pw++) {
+          if (!(need_c >> pw & 1)) continue;
+          uint8_t *d =
+              xp + (((r % sh) * sw + pw) * Cq + cq) * HWg * 4 + (r / sh) * Wg * 4;
+          int64_t c = pw, i = 0;
+          if (sw == 2) { /* 16 quads of every other one from 32 */
+            const __m512i ix =
+                _mm512_add_epi32(_mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
+                                                   22, 24, 26, 28, 30),
+                                 _mm512_set1_epi32((int)pw));
+            for (; c + 32 <= Wp; c += 32, i += 16) {
+              __m512i a = _mm512_loadu_si512((const void *)(row + (c - pw) * 4));
+              __m512i b = _mm512_loadu_si512((const void *)(row + (c - pw) * 4 + 64));
+              _mm512_storeu_si512((void *)(d + i * 4),
+                                  _mm512_permutex2var_epi32(a, ix, b));
+            }
+          }
+          for (; c < Wp; c += sw, i++) memcpy(d + i * 4, row + c * 4, 4);
+        }
     }
   }
   /* k quad (tap, cq) reads column j at xp + off[kq] + 4 j */
   for (int64_t kh = 0; kh < q->KH; kh++)
     for (int64_t kw = 0; kw < q->KW; kw++)
-      for (int64_t cq = 0; cq < Cq; cq++)
+      for (int64_t cq = 0; cq < Cq; cq++) {
+        int64_t ph = ((kh * q->dh) % sh) * sw + (kw * q->dw) % sw;
         off[(kh * q->KW + kw) * Cq + cq] =
-            (int32_t)((cq * HW + kh * q->dh * Wp + kw * q->dw) * 4);
+            (int32_t)(((ph * Cq + cq) * HWg + (kh * q->dh) / sh * Wg +
+                       (kw * q->dw) / sw) *
+                      4);
+      }
   requant_fn rq = requant();
   const int64_t Mp = rup(q->Mg, QMR), P = q->OH * q->OW;
   const int8_t *ag = q->pa + g * Mp * q->Kq * 4;
-  const int64_t j1 = (oh1 - 1) * Wp + q->OW; /* past the last valid column */
-  for (int64_t j0 = oh0 * Wp; j0 < j1; j0 += 2 * QNR) {
+  const int64_t j1 = (oh1 - 1) * Wg + q->OW; /* past the last valid column */
+  for (int64_t j0 = oh0 * Wg; j0 < j1; j0 += 2 * QNR) {
     int64_t w = DML_CPU_MIN(2 * QNR, j1 - j0);
     for (int64_t m0 = 0; m0 < q->Mg; m0 += QMR) {
       uk_vnni_d4(q->Kq, ag + m0 * q->Kq * 4, xp + j0 * 4, off, acc);
@@ -793,8 +830,8 @@ static void d4_task(void *ctx, int64_t t, int tid) {
         uint8_t *ym = q->y + (n * q->M + m) * P;
         /* the valid columns' runs: ow < OW of each row */
         for (int64_t jj = 0; jj < w;) {
-          int64_t j = j0 + jj, oh = j / Wp, ow = j % Wp;
-          int64_t run = DML_CPU_MIN(w - jj, Wp - ow);
+          int64_t j = j0 + jj, oh = j / Wg, ow = j % Wg;
+          int64_t run = DML_CPU_MIN(w - jj, Wg - ow);
           if (ow < q->OW)
             memcpy(ym + oh * q->OW + ow, yt + jj, (size_t)DML_CPU_MIN(run, q->OW - ow));
           jj += run;
@@ -948,7 +985,10 @@ static int geo(const dml_cpu_call_t *c, qc_t *q) {
   q->Hp = dw_hp(q), q->Wp = dw_wp(q);
   q->direct = DML_CPU_X86 && !q->one_by_one && !q->depthwise &&
               (q->sw == 1 || q->sw == 2) && q->Cg * q->Hp * q->Wp <= (4 << 20);
-  q->d4_ok = q->direct && q->tm && q->sh == 1 && q->sw == 1;
+  q->Hg = (q->Hp + q->sh - 1) / q->sh, q->Wg = (q->Wp + q->sw - 1) / q->sw;
+  q->d4_ok = DML_CPU_X86 && !q->one_by_one && !q->depthwise && q->Cg % 4 == 0 && q->tm &&
+             q->sh <= 8 && q->sw <= 8 &&
+             q->sh * q->sw * q->Cg * q->Hg * q->Wg <= (4 << 20);
   int64_t P = q->OH * q->OW;
   q->nc = DML_CPU_MAX(32, DML_CPU_MIN(1024, (96 * 1024 / q->K) / 32 * 32));
   if (q->nc > rup(P, 32)) q->nc = rup(P, 32);
@@ -956,10 +996,12 @@ static int geo(const dml_cpu_call_t *c, qc_t *q) {
   return 1;
 }
 
-/* The stride-1 path's slot: acc tile, off[Kq], a row of 32 outputs, the
- * interleaved image with the slack its last panel's loads read past it. */
+/* The in-place path's slot: acc tile, off[Kq], a row of 32 outputs, a
+ * padded row, the phase planes with the slack the last panel's loads read
+ * past them. */
 static size_t d4_bytes(const qc_t *q) {
-  return (size_t)rup(4 * 2 * QMR * QNR + 4 * rup(q->Kq, 16) + 64 + q->Cg * q->Hp * q->Wp +
+  return (size_t)rup(4 * 2 * QMR * QNR + 4 * rup(q->Kq, 16) + 64 + rup(q->Wp * 4, 64) +
+                         q->sh * q->sw * q->Cg * q->Hg * q->Wg +
                          4 * ((q->KW - 1) * q->dw + 2 * QNR) + 128,
                      64);
 }
@@ -1057,7 +1099,7 @@ int dml_cpu_qconv_fast(const dml_cpu_call_t *c, const void *packed, int32_t lo,
      * costs about 2 passes (measured on resnet_small's layers at batch 32:
      * 8x8 images with pads 1 and M = 64 lose 12%, 16x16 and 32x32 win
      * 1.4-1.9x). */
-    int64_t d4_cost = chunks * ((rows - 1) * q.Wp + q.OW + 31) / 32 * Mp8 * 10;
+    int64_t d4_cost = chunks * ((rows - 1) * q.Wg + q.OW + 31) / 32 * Mp8 * 10;
     int64_t pack_cost = (q.OH * q.OW + 31) / 32 * (Mp8 * 10 + 20);
     q.d4 = d4_cost <= pack_cost;
     q.d4_rows = rows;
