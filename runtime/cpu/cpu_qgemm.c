@@ -445,8 +445,12 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void requant_row512(
     const qc_t *q, const int32_t *acc, const int32_t *colsum, double sc, double c0,
     double zw, int64_t n, uint8_t *y) {
   __m512d vsc = _mm512_set1_pd(sc), vc0 = _mm512_set1_pd(c0), vzw = _mm512_set1_pd(zw);
-  __m512d vzy = _mm512_set1_pd((double)q->zy), vlo = _mm512_set1_pd((double)q->lo),
-          vhi = _mm512_set1_pd((double)q->hi);
+  /* rint then + zy then the clamp to [lo, hi] = the clamp to the integers
+   * [lo - zy, hi - zy], rint (in the conversion), + zy (rint is monotone and
+   * keeps integers) */
+  __m512d vlo = _mm512_set1_pd((double)q->lo - q->zy),
+          vhi = _mm512_set1_pd((double)q->hi - q->zy);
+  __m512i vzy = _mm512_set1_epi32(q->zy);
   int64_t j = 0;
   for (; j < n; j += 16) {
     int64_t m = n - j < 16 ? n - j : 16;
@@ -461,16 +465,21 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void requant_row512(
       t1 = _mm512_sub_pd(
           t1, _mm512_mul_pd(vzw, _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(s, 1))));
     }
-    t0 = _mm512_roundscale_pd(_mm512_mul_pd(t0, vsc),
-                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    t1 = _mm512_roundscale_pd(_mm512_mul_pd(t1, vsc),
-                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    t0 = _mm512_min_pd(_mm512_max_pd(_mm512_add_pd(t0, vzy), vlo), vhi);
-    t1 = _mm512_min_pd(_mm512_max_pd(_mm512_add_pd(t1, vzy), vlo), vhi);
-    __m512i r = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvttpd_epi32(t0)),
-                                   _mm512_cvttpd_epi32(t1), 1);
-    _mm_mask_storeu_epi8(y + j, mk, _mm512_cvtepi32_epi8(r));
-    if (m < 16) break;
+    t0 = _mm512_min_pd(_mm512_max_pd(_mm512_mul_pd(t0, vsc), vlo), vhi);
+    t1 = _mm512_min_pd(_mm512_max_pd(_mm512_mul_pd(t1, vsc), vlo), vhi);
+    __m512i r = _mm512_inserti64x4(
+        _mm512_castsi256_si512(
+            _mm512_cvt_roundpd_epi32(t0, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)),
+        _mm512_cvt_roundpd_epi32(t1, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), 1);
+    __m128i b = _mm512_cvtepi32_epi8(_mm512_add_epi32(r, vzy));
+    /* kept in a register: the compiler would store with vpmovdb to memory,
+     * microcoded on AMD Zen 4 (a third of this function's time there) */
+    __asm__("" : "+v"(b));
+    if (m < 16) {
+      _mm_mask_storeu_epi8(y + j, mk, b);
+      break;
+    }
+    _mm_storeu_si128((__m128i *)(y + j), b);
   }
 }
 #endif
@@ -890,6 +899,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void dw_acc512(
             __m512i v = _mm512_maskz_loadu_epi16(m32, r);
             x = _mm512_srai_epi32(_mm512_slli_epi32(v, 16), 16); /* even elements */
           }
+          /* vpmulld then add: vpdpwssd and vpmaddwd measured slower here
+           * (mobilenet_tiny's depthwise layers, loaded machine) */
           a = _mm512_add_epi32(
               a, _mm512_mullo_epi32(x, _mm512_set1_epi32(wk[kh * KW + kw])));
         }
@@ -897,7 +908,39 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void dw_acc512(
       _mm512_mask_storeu_epi32(acc + oh * OW + j0, m16, a);
     }
 }
+
+/* Stride 1 on the padded plane's grid: acc[j], j = oh * Wp + ow, over all
+ * J = (OH - 1) * Wp + OW columns in vectors of 16 (ow >= OW computed and
+ * dropped), then the rows moved together (acc holds OH * Wp values). Fewer
+ * vectors than dw_acc512's rows where OW is not a multiple of 16 (8x8
+ * planes: 5 against 8). */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void dw_grid512(
+    const int16_t *xp, int64_t Wp, const int32_t *wk, int64_t OH, int64_t OW, int64_t KH,
+    int64_t KW, int64_t dh, int64_t dw, int32_t *acc) {
+  const int64_t J = (OH - 1) * Wp + OW;
+  for (int64_t j0 = 0; j0 < J; j0 += 16) {
+    int64_t rem = J - j0 < 16 ? J - j0 : 16;
+    __mmask16 m16 = (__mmask16)((1u << rem) - 1);
+    __m512i a = _mm512_setzero_si512();
+    for (int64_t kh = 0; kh < KH; kh++)
+      for (int64_t kw = 0; kw < KW; kw++) {
+        __m512i x = _mm512_cvtepi16_epi32(
+            _mm256_maskz_loadu_epi16(m16, xp + j0 + kh * dh * Wp + kw * dw));
+        a = _mm512_add_epi32(a,
+                             _mm512_mullo_epi32(x, _mm512_set1_epi32(wk[kh * KW + kw])));
+      }
+    _mm512_mask_storeu_epi32(acc + j0, m16, a);
+  }
+  for (int64_t oh = 1; oh < OH; oh++)
+    memmove(acc + oh * OW, acc + oh * Wp, (size_t)OW * sizeof(int32_t));
+}
 #endif
+
+/* The depthwise accumulators' length: the grid of dw_grid512 (OH * Wp)
+ * covers the OH * OW outputs. */
+static int64_t dw_acc_len(const qc_t *q) {
+  return rup(q->OH * dw_wp(q), 16);
+}
 
 /* Depthwise: the channel's plane as int16 (x - zx) with the padding 0 (it
  * reads zx), then per output row and tap a contiguous (stride 1) or strided
@@ -909,7 +952,7 @@ static void dw_task(void *ctx, int64_t t, int tid) {
   const int64_t OH = q->OH, OW = q->OW, KH = q->KH, KW = q->KW, sw = q->sw;
   const int64_t Hp = dw_hp(q), Wp = dw_wp(q);
   int32_t *restrict acc = (int32_t *)(void *)(q->slots + (size_t)tid * q->slot_bytes);
-  int16_t *restrict xp = (int16_t *)(void *)(acc + rup(OH * OW, 16));
+  int16_t *restrict xp = (int16_t *)(void *)(acc + dw_acc_len(q));
   const uint8_t *xc = q->x + (n * q->C + m) * q->H * q->W;
   const int32_t zx = (int32_t)(uint8_t)((uint8_t)q->zx ^ q->flip);
   const uint8_t flip = q->flip;
@@ -928,7 +971,10 @@ static void dw_task(void *ctx, int64_t t, int tid) {
     wk[i] = wv - (int32_t)q->zw[m];
   }
 #if DML_CPU_X86
-  if (g_quk_id == 3 && (sw == 1 || sw == 2))
+  if (g_quk_id == 3 && sw == 1 && q->sh == 1 &&
+      ((OH - 1) * Wp + OW + 15) / 16 < OH * ((OW + 15) / 16))
+    dw_grid512(xp, Wp, wk, OH, OW, KH, KW, q->dh, q->dw, acc);
+  else if (g_quk_id == 3 && (sw == 1 || sw == 2))
     dw_acc512(xp, Wp, wk, OH, OW, KH, KW, q->sh, sw, q->dh, q->dw, acc);
   else
 #endif
@@ -1007,8 +1053,7 @@ static size_t d4_bytes(const qc_t *q) {
 }
 
 static size_t slot_bytes(const qc_t *q) {
-  if (q->depthwise)
-    return (size_t)rup(rup(q->OH * q->OW, 16) * 4 + dw_hp(q) * dw_wp(q) * 2, 64);
+  if (q->depthwise) return (size_t)rup(dw_acc_len(q) * 4 + dw_hp(q) * dw_wp(q) * 2, 64);
   if (q->d4) return d4_bytes(q);
   int64_t tmp = q->one_by_one ? 0
                 : q->direct   ? 64 + rup(q->Cg * q->Hp * q->Wp, 64) + 64 + 4 * q->K
