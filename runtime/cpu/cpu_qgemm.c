@@ -406,6 +406,10 @@ typedef struct {
    * and dropped); tasks of d4_rows output rows. d4_ok: the geometry allows it (scratch
    * sizing). */
   int d4, d4_ok;
+  /* by_image: 1x1 pixel images (a Gemm as a 1x1 QLinearConv, passes/
+   * qdq_fuse.c) take the images as the GEMM's columns, x [N][K] -> y
+   * [N][M], tasks of nc images */
+  int by_image;
   int64_t d4_rows, Hg, Wg;
   int direct; /* pack B straight from a zero-point-padded copy of the image */
   int64_t Hp, Wp;
@@ -660,6 +664,43 @@ static void pack_direct(const qc_t *q, const uint8_t *xp, const int32_t *base, i
   }
 }
 #endif
+
+/* The by_image task: images [n0, n0 + nc) as columns. */
+static void image_task(void *ctx, int64_t t, int tid) {
+  const qc_t *q = (const qc_t *)ctx;
+  const int64_t K = q->K, Kq = q->Kq, n0 = t * q->nc, nc = DML_CPU_MIN(q->nc, q->N - n0);
+  uint8_t *pb = q->slots + (size_t)tid * q->slot_bytes;
+  int32_t *colsum = (int32_t *)(void *)(pb + Kq * 4 * q->nc);
+  int32_t *acc = colsum + q->nc;
+  uint8_t *yt = (uint8_t *)(acc + 2 * QMR * QNR);
+  const uint8_t zxp = (uint8_t)((uint8_t)q->zx ^ q->flip);
+  for (int64_t j = 0; j < rup(nc, QNR); j++) { /* column j: image n0 + j's K bytes */
+    uint8_t *o = pb + (j / QNR) * Kq * QNR * 4 + (j % QNR) * 4;
+    const uint8_t *xr = q->x + (n0 + j) * K;
+    int32_t sum = 0;
+    for (int64_t k = 0; k < Kq * 4; k++) {
+      uint8_t v = j < nc && k < K ? (uint8_t)(xr[k] ^ q->flip) : zxp;
+      o[(k / 4) * QNR * 4 + k % 4] = v;
+      if (k < K) sum += v;
+    }
+    if (j < nc) colsum[j] = sum;
+  }
+  requant_fn rq = requant();
+  for (int64_t j0 = 0; j0 < nc; j0 += 2 * QNR) {
+    const uint8_t *b0 = pb + (j0 / QNR) * Kq * QNR * 4;
+    const uint8_t *b1 = j0 + QNR < nc ? b0 + Kq * QNR * 4 : b0;
+    int64_t w = DML_CPU_MIN(2 * QNR, nc - j0);
+    for (int64_t m0 = 0; m0 < q->M; m0 += QMR) {
+      q->uk(Kq, q->pa + m0 * Kq * 4, b0, b1, acc);
+      for (int64_t r = 0; r < QMR && m0 + r < q->M; r++) {
+        int64_t m = m0 + r;
+        rq(q, acc + r * 2 * QNR, q->need_colsum ? colsum + j0 : NULL, q->sc[m], q->c0[m],
+           q->zw[m], w, yt);
+        for (int64_t jj = 0; jj < w; jj++) q->y[(n0 + j0 + jj) * q->M + m] = yt[jj];
+      }
+    }
+  }
+}
 
 static void gemm_task(void *ctx, int64_t t, int tid) {
   const qc_t *q = (const qc_t *)ctx;
@@ -1028,6 +1069,7 @@ static int geo(const dml_cpu_call_t *c, qc_t *q) {
   q->one_by_one = q->KH == 1 && q->KW == 1 && q->sh == 1 && q->sw == 1 && q->pt == 0 &&
                   q->pl == 0 && q->OH == q->H && q->OW == q->W;
   if (q->K > 65536 || q->N * q->M * q->OH * q->OW == 0) return 0;
+  q->by_image = q->one_by_one && q->H * q->W == 1 && q->group == 1 && q->N > 1;
   q->Hp = dw_hp(q), q->Wp = dw_wp(q);
   q->direct = DML_CPU_X86 && !q->one_by_one && !q->depthwise &&
               (q->sw == 1 || q->sw == 2) && q->Cg * q->Hp * q->Wp <= (4 << 20);
@@ -1039,6 +1081,11 @@ static int geo(const dml_cpu_call_t *c, qc_t *q) {
   q->nc = DML_CPU_MAX(32, DML_CPU_MIN(1024, (96 * 1024 / q->K) / 32 * 32));
   if (q->nc > rup(P, 32)) q->nc = rup(P, 32);
   q->n_chunks = (P + q->nc - 1) / q->nc;
+  if (q->by_image) {
+    q->nc = DML_CPU_MAX(32, DML_CPU_MIN(1024, (96 * 1024 / q->K) / 32 * 32));
+    if (q->nc > rup(q->N, 32)) q->nc = rup(q->N, 32);
+    q->n_chunks = (q->N + q->nc - 1) / q->nc;
+  }
   return 1;
 }
 
@@ -1161,6 +1208,8 @@ int dml_cpu_qconv_fast(const dml_cpu_call_t *c, const void *packed, int32_t lo,
   else if (q.d4)
     dml_cpu_parallel_for(q.N * q.group * q.n_chunks, threads, d4_task, &q);
 #endif
+  else if (q.by_image)
+    dml_cpu_parallel_for(q.n_chunks, threads, image_task, &q);
   else
     dml_cpu_parallel_for(q.N * q.group * q.n_chunks, threads, gemm_task, &q);
   return 1;

@@ -191,6 +191,11 @@ static void test_qconv_paths(void) {
       {2, 64, 8, 8, 64, 64, 3, 3, 1, 1, 1, U, S, U, 128, 128, 0, 0, 1, 1, 0.3, 0, 0, 0},
       {1, 16, 20, 20, 16, 16, 3, 3, 1, 1, 1, S, U, U, -9, 30, 1, 0, 1, 1, 0.1, 1, 0, 0},
       {1, 8, 16, 16, 8, 8, 3, 3, 1, 1, 1, U, S, S, 128, 0, 0, 0, 1, 1, 0.2, 0, 0, 0},
+      /* 1x1-pixel images as the GEMM's columns (a Gemm as a 1x1 conv): odd
+       * K and M, 3 tasks of 32 images, s8 x with w zero points (colsum) */
+      {5, 41, 1, 1, 11, 1, 1, 1, 1, 0, 1, U, S, U, 128, 128, 0, 0, 1, 1, 0.2, 0, 0, 0},
+      {70, 2000, 1, 1, 9, 1, 1, 1, 1, 0, 1, U, S, U, 100, 128, 0, 0, 1, 1, 2.0, 0, 0, 0},
+      {33, 24, 1, 1, 20, 1, 1, 1, 1, 0, 1, S, U, S, -3, 5, 1, 0, 1, 1, 0.1, 1, 0, 0},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   int ran_paths = 0;
