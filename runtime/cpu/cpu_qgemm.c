@@ -36,9 +36,13 @@
  *    x' read as x' - 128 and 128 * sum_k w added back;
  *  - portable C, always there.
  * The path is picked once from CPUID / HWCAP (dml_cpu_qgemm_set_kernel forces one
- * for tests). Depthwise convolutions (group == C == M) take a direct
- * kernel: per (image, channel), int32 row accumulators of (x - zx)(w - zw)
- * over the taps inside the image (padding contributes 0).
+ * for tests). With VNNI, convolutions of more than one tap whose C/group is a
+ * multiple of 4 (tap-major k) and whose weights are symmetric may read B in
+ * place from the image interleaved by 4 channels and split into stride
+ * phases (d4_task; the qc_t's d4 comment); 1x1-pixel images (a Gemm as a
+ * 1x1 conv) take the images as columns (image_task). Depthwise convolutions (group == C
+ * == M) take a direct kernel: per (image, channel), int32 row accumulators of (x - zx)(w
+ * - zw) over the taps inside the image (padding contributes 0).
  */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("O3", "no-trapping-math")
