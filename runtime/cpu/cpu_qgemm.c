@@ -981,6 +981,25 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void dw_grid512(
 }
 #endif
 
+#if DML_CPU_X86
+/* The depthwise plane's rows: o[h * Wp + j] = (x[h][j] ^ flip) - zx, 32 at
+ * a time (masked at the row's end). */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void dw_plane512(
+    const uint8_t *x, int64_t H, int64_t W, uint8_t flip, int32_t zx, int16_t *o,
+    int64_t Wp) {
+  const __m256i f = _mm256_set1_epi8((char)flip);
+  const __m512i z = _mm512_set1_epi16((short)zx);
+  for (int64_t h = 0; h < H; h++)
+    for (int64_t j = 0; j < W; j += 32) {
+      int64_t rem = W - j < 32 ? W - j : 32;
+      __mmask32 m = (__mmask32)(rem == 32 ? 0xffffffffu : (1u << rem) - 1);
+      __m256i v = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, x + h * W + j), f);
+      _mm512_mask_storeu_epi16(o + h * Wp + j, m,
+                               _mm512_sub_epi16(_mm512_cvtepu8_epi16(v), z));
+    }
+}
+#endif
+
 /* The depthwise accumulators' length: the grid of dw_grid512 (OH * Wp)
  * covers the OH * OW outputs. */
 static int64_t dw_acc_len(const qc_t *q) {
@@ -1002,12 +1021,17 @@ static void dw_task(void *ctx, int64_t t, int tid) {
   const int32_t zx = (int32_t)(uint8_t)((uint8_t)q->zx ^ q->flip);
   const uint8_t flip = q->flip;
   memset(xp, 0, (size_t)(Hp * Wp) * sizeof(int16_t));
-  for (int64_t h = 0; h < q->H; h++) {
-    const uint8_t *r = xc + h * q->W;
-    int16_t *o = xp + (h + q->pt) * Wp + q->pl;
-    for (int64_t j = 0; j < q->W; j++)
-      o[j] = (int16_t)((int32_t)(uint8_t)(r[j] ^ flip) - zx);
-  }
+#if DML_CPU_X86
+  if (g_quk_id == 3)
+    dw_plane512(xc, q->H, q->W, flip, zx, xp + q->pt * Wp + q->pl, Wp);
+  else
+#endif
+    for (int64_t h = 0; h < q->H; h++) {
+      const uint8_t *r = xc + h * q->W;
+      int16_t *o = xp + (h + q->pt) * Wp + q->pl;
+      for (int64_t j = 0; j < q->W; j++)
+        o[j] = (int16_t)((int32_t)(uint8_t)(r[j] ^ flip) - zx);
+    }
   int32_t wk[64];
   int64_t taps = KH * KW;
   for (int64_t i = 0; i < taps; i++) {
