@@ -36,9 +36,13 @@
  *    x' read as x' - 128 and 128 * sum_k w added back;
  *  - portable C, always there.
  * The path is picked once from CPUID / HWCAP (dml_cpu_qgemm_set_kernel forces one
- * for tests). Depthwise convolutions (group == C == M) take a direct
- * kernel: per (image, channel), int32 row accumulators of (x - zx)(w - zw)
- * over the taps inside the image (padding contributes 0).
+ * for tests). With VNNI, convolutions of more than one tap whose C/group is a
+ * multiple of 4 (tap-major k) and whose weights are symmetric may read B in
+ * place from the image interleaved by 4 channels and split into stride
+ * phases (d4_task; the qc_t's d4 comment); 1x1-pixel images (a Gemm as a
+ * 1x1 conv) take the images as columns (image_task). Depthwise convolutions (group == C
+ * == M) take a direct kernel: per (image, channel), int32 row accumulators of (x - zx)(w
+ * - zw) over the taps inside the image (padding contributes 0).
  */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("O3", "no-trapping-math")
@@ -126,6 +130,37 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void uk_vnni(
   for (int64_t k = 0; k < kq; k++) {
     __m512i x0 = _mm512_loadu_si512((const void *)(b0 + k * 64));
     __m512i x1 = _mm512_loadu_si512((const void *)(b1 + k * 64));
+    const int8_t *ak = a + k * 32;
+#define QSTEP(r)                             \
+  {                                          \
+    int32_t wq;                              \
+    memcpy(&wq, ak + 4 * r, 4);              \
+    __m512i w = _mm512_set1_epi32(wq);       \
+    c##r = _mm512_dpbusd_epi32(c##r, x0, w); \
+    d##r = _mm512_dpbusd_epi32(d##r, x1, w); \
+  }
+    QSTEP(0) QSTEP(1) QSTEP(2) QSTEP(3) QSTEP(4) QSTEP(5) QSTEP(6) QSTEP(7)
+#undef QSTEP
+  }
+#define QST(r)                                     \
+  _mm512_storeu_si512((void *)(c + r * 32), c##r); \
+  _mm512_storeu_si512((void *)(c + r * 32 + 16), d##r);
+  QST(0) QST(1) QST(2) QST(3) QST(4) QST(5) QST(6) QST(7)
+#undef QST
+}
+#endif
+
+#if DML_CPU_X86
+/* uk_vnni with B read in place: k quad k's 32 columns are the 128 bytes at
+ * xb + off[k] (the stride-1 path's channel-interleaved image). */
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void uk_vnni_d4(
+    int64_t kq, const int8_t *a, const uint8_t *xb, const int32_t *off, int32_t *c) {
+  __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0,
+          c6 = c0, c7 = c0, d0 = c0, d1 = c0, d2 = c0, d3 = c0, d4 = c0, d5 = c0, d6 = c0,
+          d7 = c0;
+  for (int64_t k = 0; k < kq; k++) {
+    __m512i x0 = _mm512_loadu_si512((const void *)(xb + off[k]));
+    __m512i x1 = _mm512_loadu_si512((const void *)(xb + off[k] + 64));
     const int8_t *ak = a + k * 32;
 #define QSTEP(r)                             \
   {                                          \
@@ -271,6 +306,15 @@ static int64_t rup(int64_t v, int64_t m) {
   return (v + m - 1) / m * m;
 }
 
+/* The GEMM's k order: tap-major, k = (kh * KW + kw) * Cg + c, when Cg is a
+ * multiple of 4 and the kernel has more than one tap (then each quad of k
+ * is 4 channels of one tap: the stride-1 path reads it straight from a
+ * channel-interleaved image); else channel-major, k = (c * KH + kh) * KW +
+ * kw (the weights' own order). One fact for the packing of both operands. */
+static int tap_major(int64_t Cg, int64_t taps) {
+  return Cg % 4 == 0 && taps > 1;
+}
+
 /* Bytes of the packed weights of w [M, C/group, k...] for `group`. */
 size_t dml_cpu_qconv_prepack_bytes(const dml_tensor_t *w, int64_t group) {
   if (!w || w->rank < 3 || group < 1 || w->dims[0] % group ||
@@ -291,6 +335,8 @@ void dml_cpu_qconv_prepack(const dml_tensor_t *w, int64_t group, void *dst) {
   int32_t *rowsum = (int32_t *)(void *)(d + group * gbytes);
   memset(d, 0, (size_t)(group * gbytes));
   int u8 = w->dtype == DML_DTYPE_U8;
+  const int64_t Cg = w->dims[1], taps = K / Cg;
+  const int tm = tap_major(Cg, taps);
   for (int64_t m = 0; m < M; m++) {
     int64_t g = m / Mg, mg = m % Mg;
     int8_t *pg = d + g * gbytes + (mg / QMR) * Kq * QMR * 4 + (mg % QMR) * 4;
@@ -298,7 +344,8 @@ void dml_cpu_qconv_prepack(const dml_tensor_t *w, int64_t group, void *dst) {
     for (int64_t k = 0; k < K; k++) {
       int v = u8 ? (int)((const uint8_t *)w->data)[m * K + k] - 128
                  : (int)((const int8_t *)w->data)[m * K + k];
-      pg[(k / 4) * QMR * 4 + k % 4] = (int8_t)v;
+      int64_t kk = tm ? (k % taps) * Cg + k / taps : k; /* w's k = c * taps + tap */
+      pg[(kk / 4) * QMR * 4 + kk % 4] = (int8_t)v;
       s += v;
     }
     rowsum[m] = s;
@@ -352,6 +399,22 @@ typedef struct {
   /* geometry (2-D; 1-D has H = KH = 1) */
   int64_t N, C, H, W, M, group, Cg, Mg, KH, KW, OH, OW, sh, sw, dh, dw, pt, pl, K, Kq;
   int depthwise, one_by_one;
+  int tm; /* tap_major k order */
+  /* d4: the in-place path (VNNI, Cg a multiple of 4, more than one tap
+   * (tap-major; 1x1 kernels read x with less work through pack_b or the
+   * direct packing: measured), symmetric weights): B read in place from the image group
+   * as x' interleaved by 4 channels and split into sh x sw phases, [sh *
+   * sw][Cg/4][Hg][Wg][4] with padded pixel (r, c) at phase (r % sh, c % sw), position (r
+   * / sh, c / sw) and zx' around, so that each tap reads one phase at a fixed offset; the
+   * outputs are computed on the phase grid (column j = oh * Wg + ow; ow >= OW computed
+   * and dropped); tasks of d4_rows output rows. d4_ok: the geometry allows it (scratch
+   * sizing). */
+  int d4, d4_ok;
+  /* by_image: 1x1 pixel images (a Gemm as a 1x1 QLinearConv, passes/
+   * qdq_fuse.c) take the images as the GEMM's columns, x [N][K] -> y
+   * [N][M], tasks of nc images */
+  int by_image;
+  int64_t d4_rows, Hg, Wg;
   int direct; /* pack B straight from a zero-point-padded copy of the image */
   int64_t Hp, Wp;
   const uint8_t *x;
@@ -390,8 +453,12 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void requant_row512(
     const qc_t *q, const int32_t *acc, const int32_t *colsum, double sc, double c0,
     double zw, int64_t n, uint8_t *y) {
   __m512d vsc = _mm512_set1_pd(sc), vc0 = _mm512_set1_pd(c0), vzw = _mm512_set1_pd(zw);
-  __m512d vzy = _mm512_set1_pd((double)q->zy), vlo = _mm512_set1_pd((double)q->lo),
-          vhi = _mm512_set1_pd((double)q->hi);
+  /* rint then + zy then the clamp to [lo, hi] = the clamp to the integers
+   * [lo - zy, hi - zy], rint (in the conversion), + zy (rint is monotone and
+   * keeps integers) */
+  __m512d vlo = _mm512_set1_pd((double)q->lo - q->zy),
+          vhi = _mm512_set1_pd((double)q->hi - q->zy);
+  __m512i vzy = _mm512_set1_epi32(q->zy);
   int64_t j = 0;
   for (; j < n; j += 16) {
     int64_t m = n - j < 16 ? n - j : 16;
@@ -406,16 +473,21 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void requant_row512(
       t1 = _mm512_sub_pd(
           t1, _mm512_mul_pd(vzw, _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(s, 1))));
     }
-    t0 = _mm512_roundscale_pd(_mm512_mul_pd(t0, vsc),
-                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    t1 = _mm512_roundscale_pd(_mm512_mul_pd(t1, vsc),
-                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    t0 = _mm512_min_pd(_mm512_max_pd(_mm512_add_pd(t0, vzy), vlo), vhi);
-    t1 = _mm512_min_pd(_mm512_max_pd(_mm512_add_pd(t1, vzy), vlo), vhi);
-    __m512i r = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvttpd_epi32(t0)),
-                                   _mm512_cvttpd_epi32(t1), 1);
-    _mm_mask_storeu_epi8(y + j, mk, _mm512_cvtepi32_epi8(r));
-    if (m < 16) break;
+    t0 = _mm512_min_pd(_mm512_max_pd(_mm512_mul_pd(t0, vsc), vlo), vhi);
+    t1 = _mm512_min_pd(_mm512_max_pd(_mm512_mul_pd(t1, vsc), vlo), vhi);
+    __m512i r = _mm512_inserti64x4(
+        _mm512_castsi256_si512(
+            _mm512_cvt_roundpd_epi32(t0, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)),
+        _mm512_cvt_roundpd_epi32(t1, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), 1);
+    __m128i b = _mm512_cvtepi32_epi8(_mm512_add_epi32(r, vzy));
+    /* kept in a register: the compiler would store with vpmovdb to memory,
+     * microcoded on AMD Zen 4 (a third of this function's time there) */
+    __asm__("" : "+v"(b));
+    if (m < 16) {
+      _mm_mask_storeu_epi8(y + j, mk, b);
+      break;
+    }
+    _mm_storeu_si128((__m128i *)(y + j), b);
   }
 }
 #endif
@@ -454,7 +526,9 @@ static void im2col(const qc_t *q, int64_t n, int64_t g, int64_t n0, int64_t nc,
   for (int64_t c = 0; c < q->Cg; c++)
     for (int64_t kh = 0; kh < q->KH; kh++)
       for (int64_t kw = 0; kw < q->KW; kw++) {
-        uint8_t *o = dst + ((c * q->KH + kh) * q->KW + kw) * nc;
+        uint8_t *o =
+            dst +
+            (q->tm ? (kh * q->KW + kw) * q->Cg + c : (c * q->KH + kh) * q->KW + kw) * nc;
         const uint8_t *xc = xg + c * q->H * q->W;
         const int64_t off = kw * q->dw - q->pl;
         /* ow with 0 <= ow * sw + off < W: [va, vb) */
@@ -595,6 +669,43 @@ static void pack_direct(const qc_t *q, const uint8_t *xp, const int32_t *base, i
 }
 #endif
 
+/* The by_image task: images [n0, n0 + nc) as columns. */
+static void image_task(void *ctx, int64_t t, int tid) {
+  const qc_t *q = (const qc_t *)ctx;
+  const int64_t K = q->K, Kq = q->Kq, n0 = t * q->nc, nc = DML_CPU_MIN(q->nc, q->N - n0);
+  uint8_t *pb = q->slots + (size_t)tid * q->slot_bytes;
+  int32_t *colsum = (int32_t *)(void *)(pb + Kq * 4 * q->nc);
+  int32_t *acc = colsum + q->nc;
+  uint8_t *yt = (uint8_t *)(acc + 2 * QMR * QNR);
+  const uint8_t zxp = (uint8_t)((uint8_t)q->zx ^ q->flip);
+  for (int64_t j = 0; j < rup(nc, QNR); j++) { /* column j: image n0 + j's K bytes */
+    uint8_t *o = pb + (j / QNR) * Kq * QNR * 4 + (j % QNR) * 4;
+    const uint8_t *xr = q->x + (n0 + j) * K;
+    int32_t sum = 0;
+    for (int64_t k = 0; k < Kq * 4; k++) {
+      uint8_t v = j < nc && k < K ? (uint8_t)(xr[k] ^ q->flip) : zxp;
+      o[(k / 4) * QNR * 4 + k % 4] = v;
+      if (k < K) sum += v;
+    }
+    if (j < nc) colsum[j] = sum;
+  }
+  requant_fn rq = requant();
+  for (int64_t j0 = 0; j0 < nc; j0 += 2 * QNR) {
+    const uint8_t *b0 = pb + (j0 / QNR) * Kq * QNR * 4;
+    const uint8_t *b1 = j0 + QNR < nc ? b0 + Kq * QNR * 4 : b0;
+    int64_t w = DML_CPU_MIN(2 * QNR, nc - j0);
+    for (int64_t m0 = 0; m0 < q->M; m0 += QMR) {
+      q->uk(Kq, q->pa + m0 * Kq * 4, b0, b1, acc);
+      for (int64_t r = 0; r < QMR && m0 + r < q->M; r++) {
+        int64_t m = m0 + r;
+        rq(q, acc + r * 2 * QNR, q->need_colsum ? colsum + j0 : NULL, q->sc[m], q->c0[m],
+           q->zw[m], w, yt);
+        for (int64_t jj = 0; jj < w; jj++) q->y[(n0 + j0 + jj) * q->M + m] = yt[jj];
+      }
+    }
+  }
+}
+
 static void gemm_task(void *ctx, int64_t t, int tid) {
   const qc_t *q = (const qc_t *)ctx;
   int64_t chunk = t % q->n_chunks, ng = t / q->n_chunks;
@@ -619,11 +730,11 @@ static void gemm_task(void *ctx, int64_t t, int tid) {
       for (int64_t h = 0; h < q->H; h++)
         memcpy(tmp + (c * q->Hp + h + q->pt) * q->Wp + q->pl, xg + (c * q->H + h) * q->W,
                (size_t)q->W);
-    int64_t k = 0;
     for (int64_t c = 0; c < q->Cg; c++)
       for (int64_t kh = 0; kh < q->KH; kh++)
         for (int64_t kw = 0; kw < q->KW; kw++)
-          base[k++] = (int32_t)((c * q->Hp + kh * q->dh) * q->Wp + kw * q->dw);
+          base[q->tm ? (kh * q->KW + kw) * q->Cg + c : (c * q->KH + kh) * q->KW + kw] =
+              (int32_t)((c * q->Hp + kh * q->dh) * q->Wp + kw * q->dw);
     pack_direct(q, tmp, base, n0, nc, pb);
     if (q->need_colsum) /* over the packed k < K */
       for (int64_t j = 0; j < nc; j++) {
@@ -668,6 +779,122 @@ static void gemm_task(void *ctx, int64_t t, int tid) {
     }
   }
 }
+
+#if DML_CPU_X86
+/* The in-place path's task: (image, group, rows [oh0, oh1)). */
+__attribute__((target("avx512f,avx512bw"))) static void d4_task(void *ctx, int64_t t,
+                                                                int tid) {
+  const qc_t *q = (const qc_t *)ctx;
+  int64_t chunk = t % q->n_chunks, ng = t / q->n_chunks;
+  int64_t g = ng % q->group, n = ng / q->group;
+  const int64_t Wp = q->Wp, Wg = q->Wg, HWg = q->Hg * Wg, Cq = q->Cg / 4;
+  const int64_t sh = q->sh, sw = q->sw;
+  int64_t oh0 = chunk * q->d4_rows, oh1 = DML_CPU_MIN(q->OH, oh0 + q->d4_rows);
+  uint8_t *slot = q->slots + (size_t)tid * q->slot_bytes;
+  int32_t *acc = (int32_t *)(void *)slot;
+  int32_t *off = acc + 2 * QMR * QNR;
+  uint8_t *yt = (uint8_t *)(off + rup(q->Kq, 16));
+  uint8_t *row = yt + 64; /* a padded row's quads before the phase split */
+  uint8_t *xp = row + rup(Wp * 4, 64);
+  /* padded rows [oh0 sh, (oh1 - 1) sh + (KH - 1) dh] are read */
+  const int64_t r0 = oh0 * sh, r1 = (oh1 - 1) * sh + (q->KH - 1) * q->dh + 1;
+  const uint8_t zxp = (uint8_t)((uint8_t)q->zx ^ q->flip);
+  const __m128i f = _mm_set1_epi8((char)q->flip);
+  const uint8_t *xg = q->x + (n * q->C + g * q->Cg) * q->H * q->W;
+  /* the phases some tap reads (a 3x3 kernel of dilation 2 and stride 2
+   * reads one of 4) */
+  uint32_t need_r = 0, need_c = 0;
+  for (int64_t kh = 0; kh < q->KH; kh++) need_r |= 1u << ((kh * q->dh) % sh);
+  for (int64_t kw = 0; kw < q->KW; kw++) need_c |= 1u << ((kw * q->dw) % sw);
+  for (int64_t cq = 0; cq < Cq; cq++) {
+    for (int64_t r = r0; r < r1; r++) {
+      if (!(need_r >> (r % sh) & 1)) continue;
+      /* stride 1 in width: the row's quads straight into its plane */
+      uint8_t *o = sw == 1 ? xp + (((r % sh) * Cq + cq) * HWg + (r / sh) * Wg) * 4 : row;
+      int64_t h = r - q->pt;
+      if (h < 0 || h >= q->H) {
+        memset(o, zxp, (size_t)(Wp * 4));
+      } else {
+        memset(o, zxp, (size_t)(q->pl * 4));
+        memset(o + (q->pl + q->W) * 4, zxp, (size_t)((Wp - q->pl - q->W) * 4));
+        const uint8_t *s0 = xg + (4 * cq * q->H + h) * q->W, *s1 = s0 + q->H * q->W,
+                      *s2 = s1 + q->H * q->W, *s3 = s2 + q->H * q->W;
+        o += q->pl * 4;
+        int64_t w = 0;
+        for (; w + 16 <= q->W; w += 16) {
+          __m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s0 + w)), f);
+          __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s1 + w)), f);
+          __m128i cc = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s2 + w)), f);
+          __m128i dd = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s3 + w)), f);
+          __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
+          __m128i cd0 = _mm_unpacklo_epi8(cc, dd), cd1 = _mm_unpackhi_epi8(cc, dd);
+          _mm_storeu_si128((__m128i *)(o + w * 4), _mm_unpacklo_epi16(ab0, cd0));
+          _mm_storeu_si128((__m128i *)(o + w * 4 + 16), _mm_unpackhi_epi16(ab0, cd0));
+          _mm_storeu_si128((__m128i *)(o + w * 4 + 32), _mm_unpacklo_epi16(ab1, cd1));
+          _mm_storeu_si128((__m128i *)(o + w * 4 + 48), _mm_unpackhi_epi16(ab1, cd1));
+        }
+        for (; w < q->W; w++) {
+          o[w * 4] = s0[w] ^ q->flip, o[w * 4 + 1] = s1[w] ^ q->flip;
+          o[w * 4 + 2] = s2[w] ^ q->flip, o[w * 4 + 3] = s3[w] ^ q->flip;
+        }
+      }
+      if (sw > 1) /* the row's quads to their phases */
+        for (int64_t pw = 0; pw < sw; pw++) {
+          if (!(need_c >> pw & 1)) continue;
+          uint8_t *d =
+              xp + (((r % sh) * sw + pw) * Cq + cq) * HWg * 4 + (r / sh) * Wg * 4;
+          int64_t c = pw, i = 0;
+          if (sw == 2) { /* 16 quads of every other one from 32 */
+            const __m512i ix =
+                _mm512_add_epi32(_mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
+                                                   22, 24, 26, 28, 30),
+                                 _mm512_set1_epi32((int)pw));
+            for (; c + 32 <= Wp; c += 32, i += 16) {
+              __m512i a = _mm512_loadu_si512((const void *)(row + (c - pw) * 4));
+              __m512i b = _mm512_loadu_si512((const void *)(row + (c - pw) * 4 + 64));
+              _mm512_storeu_si512((void *)(d + i * 4),
+                                  _mm512_permutex2var_epi32(a, ix, b));
+            }
+          }
+          for (; c < Wp; c += sw, i++) memcpy(d + i * 4, row + c * 4, 4);
+        }
+    }
+  }
+  /* k quad (tap, cq) reads column j at xp + off[kq] + 4 j */
+  for (int64_t kh = 0; kh < q->KH; kh++)
+    for (int64_t kw = 0; kw < q->KW; kw++)
+      for (int64_t cq = 0; cq < Cq; cq++) {
+        int64_t ph = ((kh * q->dh) % sh) * sw + (kw * q->dw) % sw;
+        off[(kh * q->KW + kw) * Cq + cq] =
+            (int32_t)(((ph * Cq + cq) * HWg + (kh * q->dh) / sh * Wg +
+                       (kw * q->dw) / sw) *
+                      4);
+      }
+  requant_fn rq = requant();
+  const int64_t Mp = rup(q->Mg, QMR), P = q->OH * q->OW;
+  const int8_t *ag = q->pa + g * Mp * q->Kq * 4;
+  const int64_t j1 = (oh1 - 1) * Wg + q->OW; /* past the last valid column */
+  for (int64_t j0 = oh0 * Wg; j0 < j1; j0 += 2 * QNR) {
+    int64_t w = DML_CPU_MIN(2 * QNR, j1 - j0);
+    for (int64_t m0 = 0; m0 < q->Mg; m0 += QMR) {
+      uk_vnni_d4(q->Kq, ag + m0 * q->Kq * 4, xp + j0 * 4, off, acc);
+      for (int64_t r = 0; r < QMR && m0 + r < q->Mg; r++) {
+        int64_t m = g * q->Mg + m0 + r;
+        rq(q, acc + r * 2 * QNR, NULL, q->sc[m], q->c0[m], 0, w, yt);
+        uint8_t *ym = q->y + (n * q->M + m) * P;
+        /* the valid columns' runs: ow < OW of each row */
+        for (int64_t jj = 0; jj < w;) {
+          int64_t j = j0 + jj, oh = j / Wg, ow = j % Wg;
+          int64_t run = DML_CPU_MIN(w - jj, Wg - ow);
+          if (ow < q->OW)
+            memcpy(ym + oh * q->OW + ow, yt + jj, (size_t)DML_CPU_MIN(run, q->OW - ow));
+          jj += run;
+        }
+      }
+    }
+  }
+}
+#endif
 
 /* acc[oh, ow] = sum over taps of xp[oh * sh + kh * dh, ow * sw + kw * dw] *
  * wk[kh, kw] (the compiler vectorizes the rows; cloned per ISA). */
@@ -717,6 +944,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void dw_acc512(
             __m512i v = _mm512_maskz_loadu_epi16(m32, r);
             x = _mm512_srai_epi32(_mm512_slli_epi32(v, 16), 16); /* even elements */
           }
+          /* vpmulld then add: vpdpwssd and vpmaddwd measured slower here
+           * (mobilenet_tiny's depthwise layers, loaded machine) */
           a = _mm512_add_epi32(
               a, _mm512_mullo_epi32(x, _mm512_set1_epi32(wk[kh * KW + kw])));
         }
@@ -724,7 +953,58 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void dw_acc512(
       _mm512_mask_storeu_epi32(acc + oh * OW + j0, m16, a);
     }
 }
+
+/* Stride 1 on the padded plane's grid: acc[j], j = oh * Wp + ow, over all
+ * J = (OH - 1) * Wp + OW columns in vectors of 16 (ow >= OW computed and
+ * dropped), then the rows moved together (acc holds OH * Wp values). Fewer
+ * vectors than dw_acc512's rows where OW is not a multiple of 16 (8x8
+ * planes: 5 against 8). */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void dw_grid512(
+    const int16_t *xp, int64_t Wp, const int32_t *wk, int64_t OH, int64_t OW, int64_t KH,
+    int64_t KW, int64_t dh, int64_t dw, int32_t *acc) {
+  const int64_t J = (OH - 1) * Wp + OW;
+  for (int64_t j0 = 0; j0 < J; j0 += 16) {
+    int64_t rem = J - j0 < 16 ? J - j0 : 16;
+    __mmask16 m16 = (__mmask16)((1u << rem) - 1);
+    __m512i a = _mm512_setzero_si512();
+    for (int64_t kh = 0; kh < KH; kh++)
+      for (int64_t kw = 0; kw < KW; kw++) {
+        __m512i x = _mm512_cvtepi16_epi32(
+            _mm256_maskz_loadu_epi16(m16, xp + j0 + kh * dh * Wp + kw * dw));
+        a = _mm512_add_epi32(a,
+                             _mm512_mullo_epi32(x, _mm512_set1_epi32(wk[kh * KW + kw])));
+      }
+    _mm512_mask_storeu_epi32(acc + j0, m16, a);
+  }
+  for (int64_t oh = 1; oh < OH; oh++)
+    memmove(acc + oh * OW, acc + oh * Wp, (size_t)OW * sizeof(int32_t));
+}
 #endif
+
+#if DML_CPU_X86
+/* The depthwise plane's rows: o[h * Wp + j] = (x[h][j] ^ flip) - zx, 32 at
+ * a time (masked at the row's end). */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void dw_plane512(
+    const uint8_t *x, int64_t H, int64_t W, uint8_t flip, int32_t zx, int16_t *o,
+    int64_t Wp) {
+  const __m256i f = _mm256_set1_epi8((char)flip);
+  const __m512i z = _mm512_set1_epi16((short)zx);
+  for (int64_t h = 0; h < H; h++)
+    for (int64_t j = 0; j < W; j += 32) {
+      int64_t rem = W - j < 32 ? W - j : 32;
+      __mmask32 m = (__mmask32)(rem == 32 ? 0xffffffffu : (1u << rem) - 1);
+      __m256i v = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, x + h * W + j), f);
+      _mm512_mask_storeu_epi16(o + h * Wp + j, m,
+                               _mm512_sub_epi16(_mm512_cvtepu8_epi16(v), z));
+    }
+}
+#endif
+
+/* The depthwise accumulators' length: the grid of dw_grid512 (OH * Wp)
+ * covers the OH * OW outputs. */
+static int64_t dw_acc_len(const qc_t *q) {
+  return rup(q->OH * dw_wp(q), 16);
+}
 
 /* Depthwise: the channel's plane as int16 (x - zx) with the padding 0 (it
  * reads zx), then per output row and tap a contiguous (stride 1) or strided
@@ -736,17 +1016,22 @@ static void dw_task(void *ctx, int64_t t, int tid) {
   const int64_t OH = q->OH, OW = q->OW, KH = q->KH, KW = q->KW, sw = q->sw;
   const int64_t Hp = dw_hp(q), Wp = dw_wp(q);
   int32_t *restrict acc = (int32_t *)(void *)(q->slots + (size_t)tid * q->slot_bytes);
-  int16_t *restrict xp = (int16_t *)(void *)(acc + rup(OH * OW, 16));
+  int16_t *restrict xp = (int16_t *)(void *)(acc + dw_acc_len(q));
   const uint8_t *xc = q->x + (n * q->C + m) * q->H * q->W;
   const int32_t zx = (int32_t)(uint8_t)((uint8_t)q->zx ^ q->flip);
   const uint8_t flip = q->flip;
   memset(xp, 0, (size_t)(Hp * Wp) * sizeof(int16_t));
-  for (int64_t h = 0; h < q->H; h++) {
-    const uint8_t *r = xc + h * q->W;
-    int16_t *o = xp + (h + q->pt) * Wp + q->pl;
-    for (int64_t j = 0; j < q->W; j++)
-      o[j] = (int16_t)((int32_t)(uint8_t)(r[j] ^ flip) - zx);
-  }
+#if DML_CPU_X86
+  if (g_quk_id == 3)
+    dw_plane512(xc, q->H, q->W, flip, zx, xp + q->pt * Wp + q->pl, Wp);
+  else
+#endif
+    for (int64_t h = 0; h < q->H; h++) {
+      const uint8_t *r = xc + h * q->W;
+      int16_t *o = xp + (h + q->pt) * Wp + q->pl;
+      for (int64_t j = 0; j < q->W; j++)
+        o[j] = (int16_t)((int32_t)(uint8_t)(r[j] ^ flip) - zx);
+    }
   int32_t wk[64];
   int64_t taps = KH * KW;
   for (int64_t i = 0; i < taps; i++) {
@@ -755,7 +1040,10 @@ static void dw_task(void *ctx, int64_t t, int tid) {
     wk[i] = wv - (int32_t)q->zw[m];
   }
 #if DML_CPU_X86
-  if (g_quk_id == 3 && (sw == 1 || sw == 2))
+  if (g_quk_id == 3 && sw == 1 && q->sh == 1 &&
+      ((OH - 1) * Wp + OW + 15) / 16 < OH * ((OW + 15) / 16))
+    dw_grid512(xp, Wp, wk, OH, OW, KH, KW, q->dh, q->dw, acc);
+  else if (g_quk_id == 3 && (sw == 1 || sw == 2))
     dw_acc512(xp, Wp, wk, OH, OW, KH, KW, q->sh, sw, q->dh, q->dw, acc);
   else
 #endif
@@ -804,23 +1092,44 @@ static int geo(const dml_cpu_call_t *c, qc_t *q) {
     return 0;
   q->K = q->Cg * q->KH * q->KW;
   q->Kq = rup(q->K, 4) / 4;
+  q->tm = tap_major(q->Cg, q->KH * q->KW);
   q->depthwise = q->Cg == 1 && q->Mg == 1 && q->KH * q->KW <= 64;
   q->one_by_one = q->KH == 1 && q->KW == 1 && q->sh == 1 && q->sw == 1 && q->pt == 0 &&
                   q->pl == 0 && q->OH == q->H && q->OW == q->W;
   if (q->K > 65536 || q->N * q->M * q->OH * q->OW == 0) return 0;
+  q->by_image = q->one_by_one && q->H * q->W == 1 && q->group == 1 && q->N > 1;
   q->Hp = dw_hp(q), q->Wp = dw_wp(q);
   q->direct = DML_CPU_X86 && !q->one_by_one && !q->depthwise &&
               (q->sw == 1 || q->sw == 2) && q->Cg * q->Hp * q->Wp <= (4 << 20);
+  q->Hg = (q->Hp + q->sh - 1) / q->sh, q->Wg = (q->Wp + q->sw - 1) / q->sw;
+  q->d4_ok = DML_CPU_X86 && !q->one_by_one && !q->depthwise && q->Cg % 4 == 0 && q->tm &&
+             q->sh <= 8 && q->sw <= 8 &&
+             q->sh * q->sw * q->Cg * q->Hg * q->Wg <= (4 << 20);
   int64_t P = q->OH * q->OW;
   q->nc = DML_CPU_MAX(32, DML_CPU_MIN(1024, (96 * 1024 / q->K) / 32 * 32));
   if (q->nc > rup(P, 32)) q->nc = rup(P, 32);
   q->n_chunks = (P + q->nc - 1) / q->nc;
+  if (q->by_image) {
+    q->nc = DML_CPU_MAX(32, DML_CPU_MIN(1024, (96 * 1024 / q->K) / 32 * 32));
+    if (q->nc > rup(q->N, 32)) q->nc = rup(q->N, 32);
+    q->n_chunks = (q->N + q->nc - 1) / q->nc;
+  }
   return 1;
 }
 
+/* The in-place path's slot: acc tile, off[Kq], a row of 32 outputs, a
+ * padded row, the phase planes with the slack the last panel's loads read
+ * past them. */
+static size_t d4_bytes(const qc_t *q) {
+  return (size_t)rup(4 * 2 * QMR * QNR + 4 * rup(q->Kq, 16) + 64 + rup(q->Wp * 4, 64) +
+                         q->sh * q->sw * q->Cg * q->Hg * q->Wg +
+                         4 * ((q->KW - 1) * q->dw + 2 * QNR) + 128,
+                     64);
+}
+
 static size_t slot_bytes(const qc_t *q) {
-  if (q->depthwise)
-    return (size_t)rup(rup(q->OH * q->OW, 16) * 4 + dw_hp(q) * dw_wp(q) * 2, 64);
+  if (q->depthwise) return (size_t)rup(dw_acc_len(q) * 4 + dw_hp(q) * dw_wp(q) * 2, 64);
+  if (q->d4) return d4_bytes(q);
   int64_t tmp = q->one_by_one ? 0
                 : q->direct   ? 64 + rup(q->Cg * q->Hp * q->Wp, 64) + 64 + 4 * q->K
                               : q->K * q->nc;
@@ -839,8 +1148,10 @@ static size_t shared_bytes(const qc_t *q, const dml_tensor_t *w, int prepacked) 
 size_t dml_cpu_qconv_scratch(const dml_cpu_call_t *c, int threads, int prepacked) {
   qc_t q;
   if (c->n_inputs < 8 || c->n_outputs < 1 || !geo(c, &q)) return 0;
+  size_t slot = slot_bytes(&q);
+  if (q.d4_ok && d4_bytes(&q) > slot) slot = d4_bytes(&q);
   return 64 + shared_bytes(&q, &c->inputs[3], prepacked) +
-         (size_t)(threads < 1 ? 1 : threads) * slot_bytes(&q);
+         (size_t)(threads < 1 ? 1 : threads) * slot;
 }
 
 int dml_cpu_qconv_fast(const dml_cpu_call_t *c, const void *packed, int32_t lo,
@@ -897,16 +1208,36 @@ int dml_cpu_qconv_fast(const dml_cpu_call_t *c, const void *packed, int32_t lo,
     c0[m] = q.depthwise ? b : -(double)zxp * q.rowsum[m] + (double)q.K * zxp * zwp + b;
   }
   q.sc = sc, q.c0 = c0, q.zw = zw;
-  q.slot_bytes = slot_bytes(&q);
   q.slots = p;
   size_t avail = c->scratch_bytes - (size_t)(p - (uint8_t *)c->scratch);
+  q.d4 = q.d4_ok && g_quk_id == 3 && !q.need_colsum && avail >= d4_bytes(&q);
+  if (q.d4) { /* rows per task: about q.nc outputs */
+    int64_t rows = DML_CPU_MAX(1, DML_CPU_MIN(q.OH, q.nc / q.OW));
+    int64_t chunks = (q.OH + rows - 1) / rows, Mp8 = rup(q.Mg, QMR) / QMR;
+    /* Only where the padded grid's extra columns cost less than the packing
+     * saved: panels of 32 x Mp8 micro-kernel passes, the packing of a panel
+     * costs about 2 passes (measured on resnet_small's layers at batch 32:
+     * 8x8 images with pads 1 and M = 64 lose 12%, 16x16 and 32x32 win
+     * 1.4-1.9x). */
+    int64_t d4_cost = chunks * ((rows - 1) * q.Wg + q.OW + 31) / 32 * Mp8 * 10;
+    int64_t pack_cost = (q.OH * q.OW + 31) / 32 * (Mp8 * 10 + 20);
+    q.d4 = d4_cost <= pack_cost;
+    q.d4_rows = rows;
+    if (q.d4) q.n_chunks = chunks;
+  }
+  q.slot_bytes = slot_bytes(&q);
   int slots = (int)DML_CPU_MIN((size_t)64, avail / q.slot_bytes);
   double macs = (double)q.N * q.M * q.OH * q.OW * q.K;
   int threads = macs >= 2e6 ? DML_CPU_MIN(slots, dml_cpu_num_threads()) : 1;
   if (threads < 1) threads = 1;
   q.uk = kernel();
-  if (q.depthwise)
-    dml_cpu_parallel_for(q.N * q.M, threads, dw_task, &q);
+  if (q.depthwise) dml_cpu_parallel_for(q.N * q.M, threads, dw_task, &q);
+#if DML_CPU_X86
+  else if (q.d4)
+    dml_cpu_parallel_for(q.N * q.group * q.n_chunks, threads, d4_task, &q);
+#endif
+  else if (q.by_image)
+    dml_cpu_parallel_for(q.n_chunks, threads, image_task, &q);
   else
     dml_cpu_parallel_for(q.N * q.group * q.n_chunks, threads, gemm_task, &q);
   return 1;

@@ -169,6 +169,33 @@ static void test_qconv_paths(void) {
       {1, 7, 32, 32, 9, 1, 3, 3, 1, 1, 1, U, U, U, 0, 128, 2, 200, 0, 1, 20.0, 0, 0, 0},
       /* output rows of 2 (more than 4 rows per panel: the gather) */
       {3, 10, 5, 5, 11, 1, 3, 3, 2, 0, 1, U, S, U, 128, 128, 0, 0, 1, 1, 0.1, 0, 0, 0},
+      /* the stride-1 path (channels per group a multiple of 4, symmetric
+       * weights): image rows of 32 and 21 (the interleave's vector and
+       * scalar columns), odd M, batch 3, no padding, 5x5 with pads 2,
+       * groups of 8 channels, s8 x, dilation 2, a clamp, rows of 1 */
+      {3, 16, 32, 32, 13, 1, 3, 3, 1, 1, 1, U, S, U, 128, 128, 0, 0, 1, 1, 0.3, 0, 0, 0},
+      {1, 8, 19, 21, 9, 1, 3, 3, 1, 0, 1, S, S, S, -7, 3, 0, 0, 0, 1, 0.2, 0, 0, 0},
+      {2, 12, 10, 23, 17, 1, 5, 5, 1, 2, 1, U, S, U, 60, 100, 0, 0, 1, 0, 0.5, 1, 0, 0},
+      {1, 32, 9, 18, 24, 4, 3, 3, 1, 1, 2, U, U, U, 200, 20, 2, 128, 1, 1, 0.1, 0, 0, 0},
+      {2, 64, 8, 8, 64, 1, 3, 3, 1, 1, 1, U, S, U, 128, 128, 0, 0, 1, 1, 1.0, 0, 0, 0},
+      {1, 4, 1, 40, 6, 1, 1, 3, 1, 1, 1, U, S, U, 128, 128, 0, 0, 1, 1, 0.1, 0, 1, 0},
+      /* and its phase planes: strides 2 and 3 (odd images, pads, dilation
+       * 2, a 1x1 stride-2 shortcut, groups, batch 2, s8 x) */
+      {2, 16, 33, 31, 20, 1, 3, 3, 2, 1, 1, U, S, U, 128, 128, 0, 0, 1, 1, 0.3, 0, 0, 0},
+      {1, 32, 16, 16, 64, 1, 1, 1, 2, 0, 1, U, S, U, 100, 128, 0, 0, 1, 1, 0.3, 0, 0, 0},
+      {1, 8, 20, 17, 11, 1, 3, 3, 3, 2, 2, S, S, U, 5, 60, 0, 0, 1, 1, 0.2, 1, 0, 0},
+      {2, 24, 15, 15, 12, 2, 5, 5, 2, 2, 1, U, U, S, 128, 0, 2, 128, 0, 1, 0.4, 0, 0, 0},
+      {1, 12, 1, 50, 8, 1, 1, 3, 2, 1, 1, U, S, U, 128, 128, 0, 0, 1, 1, 0.1, 0, 1, 0},
+      /* depthwise stride 1 on the padded grid (8x8 and 20x20 planes, batch 2,
+       * per-channel zero points) and by rows (16x16) */
+      {2, 64, 8, 8, 64, 64, 3, 3, 1, 1, 1, U, S, U, 128, 128, 0, 0, 1, 1, 0.3, 0, 0, 0},
+      {1, 16, 20, 20, 16, 16, 3, 3, 1, 1, 1, S, U, U, -9, 30, 1, 0, 1, 1, 0.1, 1, 0, 0},
+      {1, 8, 16, 16, 8, 8, 3, 3, 1, 1, 1, U, S, S, 128, 0, 0, 0, 1, 1, 0.2, 0, 0, 0},
+      /* 1x1-pixel images as the GEMM's columns (a Gemm as a 1x1 conv): odd
+       * K and M, 3 tasks of 32 images, s8 x with w zero points (colsum) */
+      {5, 41, 1, 1, 11, 1, 1, 1, 1, 0, 1, U, S, U, 128, 128, 0, 0, 1, 1, 0.2, 0, 0, 0},
+      {70, 2000, 1, 1, 9, 1, 1, 1, 1, 0, 1, U, S, U, 100, 128, 0, 0, 1, 1, 2.0, 0, 0, 0},
+      {33, 24, 1, 1, 20, 1, 1, 1, 1, 0, 1, S, U, S, -3, 5, 1, 0, 1, 1, 0.1, 1, 0, 0},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   int ran_paths = 0;
@@ -252,41 +279,45 @@ static void test_q_dq_edges(void) {
 }
 
 /* MaxPool of u8 and s8 (the quantized pooling the qdq-fuse pass makes)
- * against a naive max over the in-image taps: strides, pads, dilations. */
+ * against a naive max over the in-image taps: strides, pads, dilations;
+ * 2x2 without pads (stride 2: the direct loop; odd H and W leave a row and
+ * a column out). */
 static void test_maxpool_q8(void) {
-  const int64_t H = 9, W = 11, C = 3, k = 3;
+  const int64_t H = 9, W = 11, C = 3;
   uint8_t x[3 * 9 * 11], y[3 * 9 * 11];
   for (int64_t i = 0; i < C * H * W; i++) x[i] = (uint8_t)(rnd() & 0xff);
-  for (int s8 = 0; s8 < 2; s8++)
-    for (int64_t st = 1; st <= 2; st++)
-      for (int64_t d = 1; d <= 2; d++) {
-        int64_t p = 1, eff = (k - 1) * d + 1;
-        int64_t OH = (H + 2 * p - eff) / st + 1, OW = (W + 2 * p - eff) / st + 1;
-        dml_dtype_t dt = s8 ? DML_DTYPE_I8 : DML_DTYPE_U8;
-        dml_tensor_t in = tens(dt, x, 4, D(1), C, H, W);
-        dml_tensor_t out = tens(dt, y, 4, D(1), C, OH, OW);
-        int64_t ks[2] = {k, k}, ss[2] = {st, st}, ds[2] = {d, d}, ps[4] = {p, p, p, p};
-        dml_attr_t at[4] = {attr_ints("kernel_shape", ks, 2), attr_ints("strides", ss, 2),
-                            attr_ints("dilations", ds, 2), attr_ints("pads", ps, 4)};
-        CHECK_OK(run_op(DML_OP_MAX_POOL, &in, 1, &out, 1, at, 4));
-        int bad = 0;
-        for (int64_t c = 0; c < C; c++)
-          for (int64_t oh = 0; oh < OH; oh++)
-            for (int64_t ow = 0; ow < OW; ow++) {
-              int best = -1000;
-              for (int64_t i = 0; i < k; i++)
-                for (int64_t j = 0; j < k; j++) {
-                  int64_t h = oh * st - p + i * d, w = ow * st - p + j * d;
-                  if (h < 0 || h >= H || w < 0 || w >= W) continue;
-                  uint8_t v = x[(c * H + h) * W + w];
-                  int iv = s8 ? (int)(int8_t)v : (int)v;
-                  if (iv > best) best = iv;
-                }
-              uint8_t g = y[(c * OH + oh) * OW + ow];
-              bad += (s8 ? (int)(int8_t)g : (int)g) != best;
-            }
-        CHECK(bad == 0);
-      }
+  for (int64_t k = 2; k <= 3; k++)
+    for (int s8 = 0; s8 < 2; s8++)
+      for (int64_t st = 1; st <= 2; st++)
+        for (int64_t d = 1; d <= 2; d++) {
+          int64_t p = k == 3, eff = (k - 1) * d + 1;
+          int64_t OH = (H + 2 * p - eff) / st + 1, OW = (W + 2 * p - eff) / st + 1;
+          dml_dtype_t dt = s8 ? DML_DTYPE_I8 : DML_DTYPE_U8;
+          dml_tensor_t in = tens(dt, x, 4, D(1), C, H, W);
+          dml_tensor_t out = tens(dt, y, 4, D(1), C, OH, OW);
+          int64_t ks[2] = {k, k}, ss[2] = {st, st}, ds[2] = {d, d}, ps[4] = {p, p, p, p};
+          dml_attr_t at[4] = {attr_ints("kernel_shape", ks, 2),
+                              attr_ints("strides", ss, 2), attr_ints("dilations", ds, 2),
+                              attr_ints("pads", ps, 4)};
+          CHECK_OK(run_op(DML_OP_MAX_POOL, &in, 1, &out, 1, at, 4));
+          int bad = 0;
+          for (int64_t c = 0; c < C; c++)
+            for (int64_t oh = 0; oh < OH; oh++)
+              for (int64_t ow = 0; ow < OW; ow++) {
+                int best = -1000;
+                for (int64_t i = 0; i < k; i++)
+                  for (int64_t j = 0; j < k; j++) {
+                    int64_t h = oh * st - p + i * d, w = ow * st - p + j * d;
+                    if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                    uint8_t v = x[(c * H + h) * W + w];
+                    int iv = s8 ? (int)(int8_t)v : (int)v;
+                    if (iv > best) best = iv;
+                  }
+                uint8_t g = y[(c * OH + oh) * OW + ow];
+                bad += (s8 ? (int)(int8_t)g : (int)g) != best;
+              }
+          CHECK(bad == 0);
+        }
 }
 
 /* QLinearAdd against the chain it replaces (DequantizeLinear twice, Add,
