@@ -3351,8 +3351,14 @@ static void test_pool_indices(void) {
     pool_idx_case(t, c, 2, "u64 past 2^63, 1x2");
     pair_free(&t);
   }
-  /* 3-D windows: [2, 3, 5, 6, 7] (the same values) */
-  pair_t x3 = pair_new(5, D(2, 3, 5, 6, 7), xv, 1);
+  /* 3-D windows: [2, 3, 5, 6, 7] (1260 elements: the 594 values above
+   * repeated, no new random numbers, so later tests' data stay as they
+   * were; reading 1260 of the 594 went past the buffers) */
+  enum { N3 = 2 * 3 * 5 * 6 * 7, N2 = 2 * 3 * 9 * 11 };
+  float *xv3 = (float *)malloc(N3 * sizeof(float)),
+        *xi3 = (float *)malloc(N3 * sizeof(float));
+  for (int i = 0; i < N3; i++) xv3[i] = xv[i % N2], xi3[i] = xi[i % N2];
+  pair_t x3 = pair_new(5, D(2, 3, 5, 6, 7), xv3, 1);
   static const int64_t k323[3] = {3, 2, 3}, s212[3] = {2, 1, 2},
                        p3[6] = {1, 0, 1, 1, 1, 0}, d3[3] = {1, 2, 1}, k222[3] = {2, 2, 2};
   dml_attr_t b[5];
@@ -3370,16 +3376,18 @@ static void test_pool_indices(void) {
   b[0] = ints_attr("kernel_shape", k222, 3);
   pool_idx_case(x3, b, 1, "3-D 2x2x2");
   {
-    pair_t t = typed_pair(DML_DTYPE_I32, 5, D(2, 3, 5, 6, 7), xi);
+    pair_t t = typed_pair(DML_DTYPE_I32, 5, D(2, 3, 5, 6, 7), xi3);
     b[1] = ints_attr("strides", s212, 3);
     b[3].name = "storage_order", b[3].i = 1;
     pool_idx_case(t, b, 4, "3-D i32 2x2x2, storage_order 1");
     pair_free(&t);
-    t = typed_pair(DML_DTYPE_F16, 5, D(2, 3, 5, 6, 7), xv);
+    t = typed_pair(DML_DTYPE_F16, 5, D(2, 3, 5, 6, 7), xv3);
     pool_idx_case(t, b, 2, "3-D f16 2x2x2, strides");
     pair_free(&t);
   }
   pair_free(&x3);
+  free(xv3);
+  free(xi3);
   free(xi);
   pair_free(&x);
   pair_free(&xt);
