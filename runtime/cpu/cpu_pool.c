@@ -120,32 +120,44 @@ dml_status_t dml_cpu_pool_geometry(const dml_cpu_call_t *call, int64_t *k, int64
   return DML_OK;
 }
 
+/* The window tap kidx of output position oidx: its spatial offset in the
+ * image in *off; 0 when it falls in the padding. */
+static int tap_offset(const pool_geo_t *g, const int64_t *oidx, const int64_t *kidx,
+                      int64_t *off) {
+  int inb = 1;
+  *off = 0;
+  for (int i = 0; i < g->r; i++) {
+    int64_t p = oidx[i] * g->s[i] - g->pb[i] + kidx[i] * g->d[i];
+    if (p < 0 || p >= g->in[i]) inb = 0;
+    *off = *off * g->in[i] + p;
+  }
+  return inb;
+}
+
+/* Steps kidx to the window's next tap (row-major). */
+static void tap_next(const pool_geo_t *g, int64_t *kidx) {
+  for (int i = g->r - 1; i >= 0; i--) {
+    if (++kidx[i] < g->k[i]) break;
+    kidx[i] = 0;
+  }
+}
+
 /* MaxPool of an integer dtype at one output position: the spatial offset
  * of the window's largest element (the first of equals; -1 when the window
  * is empty), compared exactly as integers (u64 as unsigned): a double holds
  * 53 bits, so i64/u64 values past 2^53 would tie or round. */
 static int64_t pool_window_max_int(const pool_geo_t *g, dml_dtype_t dt, const void *x,
                                    int64_t base, const int64_t *oidx) {
-  int r = g->r, is_u64 = dt == DML_DTYPE_U64;
+  int is_u64 = dt == DML_DTYPE_U64;
   int64_t best = -1, bi = 0;
   uint64_t bu = 0;
   int64_t kidx[SP_MAX] = {0};
-  for (int64_t kk = 0; kk < g->k_sz; kk++) {
-    int64_t off = 0, inb = 1;
-    for (int i = 0; i < r; i++) {
-      int64_t p = oidx[i] * g->s[i] - g->pb[i] + kidx[i] * g->d[i];
-      if (p < 0 || p >= g->in[i]) inb = 0;
-      off = off * g->in[i] + p;
-    }
-    if (inb) {
-      int64_t v = dml_load_i64(dt, x, (size_t)(base + off));
-      if (best < 0 || (is_u64 ? (uint64_t)v > bu : v > bi))
-        best = off, bi = v, bu = (uint64_t)v;
-    }
-    for (int i = r - 1; i >= 0; i--) {
-      if (++kidx[i] < g->k[i]) break;
-      kidx[i] = 0;
-    }
+  for (int64_t kk = 0; kk < g->k_sz; kk++, tap_next(g, kidx)) {
+    int64_t off;
+    if (!tap_offset(g, oidx, kidx, &off)) continue;
+    int64_t v = dml_load_i64(dt, x, (size_t)(base + off));
+    if (best < 0 || (is_u64 ? (uint64_t)v > bu : v > bi))
+      best = off, bi = v, bu = (uint64_t)v;
   }
   return best;
 }
@@ -159,27 +171,17 @@ static double pool_window_f64(const pool_geo_t *g, pool_kind_t kind, dml_dtype_t
   double acc = kind == P_MAX ? -INFINITY : 0.0;
   int64_t count = 0, best = -1;
   int64_t kidx[SP_MAX] = {0};
-  for (int64_t kk = 0; kk < g->k_sz; kk++) {
-    int64_t off = 0, inb = 1;
-    for (int i = 0; i < r; i++) {
-      int64_t p = oidx[i] * g->s[i] - g->pb[i] + kidx[i] * g->d[i];
-      if (p < 0 || p >= g->in[i]) inb = 0;
-      off = off * g->in[i] + p;
+  for (int64_t kk = 0; kk < g->k_sz; kk++, tap_next(g, kidx)) {
+    int64_t off;
+    if (!tap_offset(g, oidx, kidx, &off)) continue;
+    double v = dml_load_f64(dt, x, (size_t)(base + off));
+    if (kind == P_MAX) {
+      /* NaN propagates (the first NaN of the window wins) */
+      if (v > acc || best < 0 || (v != v && acc == acc)) acc = v, best = off;
+    } else {
+      acc += v;
     }
-    if (inb) {
-      double v = dml_load_f64(dt, x, (size_t)(base + off));
-      if (kind == P_MAX) {
-        /* NaN propagates (the first NaN of the window wins) */
-        if (v > acc || best < 0 || (v != v && acc == acc)) acc = v, best = off;
-      } else {
-        acc += v;
-      }
-      count++;
-    }
-    for (int i = r - 1; i >= 0; i--) {
-      if (++kidx[i] < g->k[i]) break;
-      kidx[i] = 0;
-    }
+    count++;
   }
   if (kind == P_MAX) {
     *arg = best;
