@@ -122,14 +122,22 @@ __attribute__((target("avx2"))) static void uk_avx2(int64_t kq, const int8_t *a,
   }
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void uk_vnni(
-    int64_t kq, const int8_t *a, const uint8_t *b0, const uint8_t *b1, int32_t *c) {
+/* The 8 x 32 VNNI tile: C[8][32] (i32) = A (8 rows of kq quads, s8) times B
+ * (kq quads of 32 u8 columns). B's quad k is the 128 bytes at b0 + k * 64
+ * and b1 + k * 64 (two packed 16-column panels), or, with off, at b0 +
+ * off[k] (64 bytes, then the next 64). Inlined into its two callers, where
+ * off is a constant NULL or not. */
+__attribute__((always_inline, target("avx512f,avx512bw,avx512vnni"))) static inline void
+vnni_tile(int64_t kq, const int8_t *a, const uint8_t *b0, const uint8_t *b1,
+          const int32_t *off, int32_t *c) {
   __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0,
           c6 = c0, c7 = c0, d0 = c0, d1 = c0, d2 = c0, d3 = c0, d4 = c0, d5 = c0, d6 = c0,
           d7 = c0;
   for (int64_t k = 0; k < kq; k++) {
-    __m512i x0 = _mm512_loadu_si512((const void *)(b0 + k * 64));
-    __m512i x1 = _mm512_loadu_si512((const void *)(b1 + k * 64));
+    const uint8_t *p0 = off ? b0 + off[k] : b0 + k * 64,
+                  *p1 = off ? p0 + 64 : b1 + k * 64;
+    __m512i x0 = _mm512_loadu_si512((const void *)p0);
+    __m512i x1 = _mm512_loadu_si512((const void *)p1);
     const int8_t *ak = a + k * 32;
 #define QSTEP(r)                             \
   {                                          \
@@ -148,6 +156,11 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void uk_vnni(
   QST(0) QST(1) QST(2) QST(3) QST(4) QST(5) QST(6) QST(7)
 #undef QST
 }
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void uk_vnni(
+    int64_t kq, const int8_t *a, const uint8_t *b0, const uint8_t *b1, int32_t *c) {
+  vnni_tile(kq, a, b0, b1, NULL, c);
+}
 #endif
 
 #if DML_CPU_X86
@@ -155,29 +168,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void uk_vnni(
  * xb + off[k] (the stride-1 path's channel-interleaved image). */
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void uk_vnni_d4(
     int64_t kq, const int8_t *a, const uint8_t *xb, const int32_t *off, int32_t *c) {
-  __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0,
-          c6 = c0, c7 = c0, d0 = c0, d1 = c0, d2 = c0, d3 = c0, d4 = c0, d5 = c0, d6 = c0,
-          d7 = c0;
-  for (int64_t k = 0; k < kq; k++) {
-    __m512i x0 = _mm512_loadu_si512((const void *)(xb + off[k]));
-    __m512i x1 = _mm512_loadu_si512((const void *)(xb + off[k] + 64));
-    const int8_t *ak = a + k * 32;
-#define QSTEP(r)                             \
-  {                                          \
-    int32_t wq;                              \
-    memcpy(&wq, ak + 4 * r, 4);              \
-    __m512i w = _mm512_set1_epi32(wq);       \
-    c##r = _mm512_dpbusd_epi32(c##r, x0, w); \
-    d##r = _mm512_dpbusd_epi32(d##r, x1, w); \
-  }
-    QSTEP(0) QSTEP(1) QSTEP(2) QSTEP(3) QSTEP(4) QSTEP(5) QSTEP(6) QSTEP(7)
-#undef QSTEP
-  }
-#define QST(r)                                     \
-  _mm512_storeu_si512((void *)(c + r * 32), c##r); \
-  _mm512_storeu_si512((void *)(c + r * 32 + 16), d##r);
-  QST(0) QST(1) QST(2) QST(3) QST(4) QST(5) QST(6) QST(7)
-#undef QST
+  vnni_tile(kq, a, xb, NULL, off, c);
 }
 #endif
 
