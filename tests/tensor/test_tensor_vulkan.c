@@ -961,11 +961,14 @@ static void *down_raw(dml_rt_tensor_t t, int64_t *out_n, dml_dtype_t *out_dt) {
  * is its own); f16 and bf16 within one unit in the last place (the GPU's
  * f32 arithmetic rounded to 16 bits; the CPU's f32 libm) or both NaN;
  * bf16 values below the smallest f32 normal agree with a zero of either
- * sign (the GPU may flush f32 subnormals). */
-static void compare_typed(const char *op, const dml_rt_tensor_t *c,
-                          const dml_rt_tensor_t *v, uint32_t n_in, const dml_attr_t *a,
-                          uint32_t n_a, const char *what) {
-  dml_rt_tensor_t yc = DML_RT_TENSOR_NONE, yv = DML_RT_TENSOR_NONE;
+ * sign (the GPU may flush f32 subnormals). With acc (MatMul, Gemm, Conv),
+ * f16/bf16 values also agree within 1e-5 of the sum of the products'
+ * magnitudes plus that unit (the accumulation's order). */
+static void compare_typed_l1(const char *op, const dml_rt_tensor_t *c,
+                             const dml_rt_tensor_t *v, uint32_t n_in, const dml_attr_t *a,
+                             uint32_t n_a, int acc, const char *what) {
+  dml_rt_tensor_t yc = DML_RT_TENSOR_NONE, yv = DML_RT_TENSOR_NONE,
+                  yl = DML_RT_TENSOR_NONE;
   CHECK_OK(dml_rt_tensor_op(op, c, n_in, a, n_a, &yc, 1));
   dml_status_t e = dml_rt_tensor_op(op, v, n_in, a, n_a, &yv, 1);
   if (e) fprintf(stderr, "%s (%s) on " TEST_GPU " failed\n", op, what);
@@ -974,10 +977,29 @@ static void compare_typed(const char *op, const dml_rt_tensor_t *c,
     if (yc.id) CHECK_OK(dml_rt_tensor_free(yc));
     return;
   }
-  int64_t n = 0, nv = 0;
-  dml_dtype_t dt, dv;
-  void *pc = down_raw(yc, &n, &dt), *pv = down_raw(yv, &nv, &dv);
+  int64_t n = 0, nv = 0, nl = 0;
+  dml_dtype_t dt, dv, dl = DML_DTYPE_F32;
+  void *pc = down_raw(yc, &n, &dt), *pv = down_raw(yv, &nv, &dv), *pl = NULL;
   CHECK(n == nv && dt == dv);
+  if (acc && (dt == DML_DTYPE_F16 || dt == DML_DTYPE_BF16)) {
+    /* L1: the op on the operands' magnitudes (the CPU, in f32 so that it
+     * cannot overflow a 16-bit float): the sum of the products' magnitudes */
+    dml_rt_tensor_t ab[3] = {DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE};
+    dml_attr_t to = {
+        .name = "to", .kind = DML_ATTR_INT, .i = dml_dtype_onnx_code(DML_DTYPE_F32)};
+    for (uint32_t i = 0; i < n_in && i < 3; i++)
+      if (c[i].id) {
+        dml_rt_tensor_t w;
+        CHECK_OK(dml_rt_tensor_op("Cast", &c[i], 1, &to, 1, &w, 1));
+        CHECK_OK(dml_rt_tensor_op("Abs", &w, 1, NULL, 0, &ab[i], 1));
+        CHECK_OK(dml_rt_tensor_free(w));
+      }
+    CHECK_OK(dml_rt_tensor_op(op, ab, n_in, a, n_a, &yl, 1));
+    for (uint32_t i = 0; i < 3; i++)
+      if (ab[i].id) CHECK_OK(dml_rt_tensor_free(ab[i]));
+    pl = down_raw(yl, &nl, &dl);
+    CHECK(nl == n && dl == DML_DTYPE_F32);
+  }
   int transc = 0; /* the op's tolerance class (ops.def): library functions */
   for (int o = 1; o < DML_OP_COUNT_; o++)
     if (!strcmp(dml_op_name((dml_op_t)o), op))
@@ -994,6 +1016,14 @@ static void compare_typed(const char *op, const dml_rt_tensor_t *c,
       ok = ((bc ^ bv) & 0x8000) == 0 && d >= -1 && d <= 1 && !isnan(xc) && !isnan(xv);
       if (dt == DML_DTYPE_BF16 && fabs(xc) < 1.17549435e-38 && fabs(xv) < 1.17549435e-38)
         ok = 1;
+      /* an accumulation: the two f32 sums (their k orders differ) may differ
+       * by up to 1e-5 of the products' magnitudes before the one rounding,
+       * more than a unit in the last place where the sum cancels: within
+       * that plus the unit (2^-10 of |cpu| for f16, 2^-7 for bf16) */
+      if (!ok && pl && i < nl && isfinite(xc) && isfinite(xv))
+        ok = fabs(xv - xc) <= 1e-5 * ((const float *)pl)[i] +
+                                  (dt == DML_DTYPE_F16 ? 0x1p-10 : 0x1p-7) * fabs(xc) +
+                                  6e-8;
     }
     if (!ok && bad++ < 3)
       fprintf(stderr,
@@ -1005,8 +1035,18 @@ static void compare_typed(const char *op, const dml_rt_tensor_t *c,
   CHECK(bad == 0);
   free(pc);
   free(pv);
+  free(pl);
   CHECK_OK(dml_rt_tensor_free(yc));
   CHECK_OK(dml_rt_tensor_free(yv));
+  if (yl.id) CHECK_OK(dml_rt_tensor_free(yl));
+}
+
+/* compare_typed_l1 without the accumulation's allowance: bit for bit, or
+ * one unit in the last place for f16/bf16. */
+static void compare_typed(const char *op, const dml_rt_tensor_t *c,
+                          const dml_rt_tensor_t *v, uint32_t n_in, const dml_attr_t *a,
+                          uint32_t n_a, const char *what) {
+  compare_typed_l1(op, c, v, n_in, a, n_a, 0, what);
 }
 
 /* Each typed row (op, dtype, output dtype) of the library against the CPU:
@@ -4018,8 +4058,9 @@ static void test_move_ops(void) {
 
 /* MatMul, Gemm and Conv of f16 and bf16 operands (through f32: f32
  * accumulation, one rounding) against the CPU within one unit in the last
- * place: K of 300 (longer than a workgroup), Gemm's transB and alpha, Conv
- * with pads, strides and a bias. */
+ * place plus 1e-5 of the products' magnitudes (compare_typed_l1): K of
+ * 300 (longer than a workgroup), Gemm's transB and alpha, Conv with pads,
+ * strides and a bias. */
 static void test_half_mm(void) {
   static const dml_dtype_t hdt[2] = {DML_DTYPE_F16, DML_DTYPE_BF16};
   float *av = mixed_values(7 * 300, 0, 0, 0, 0), *bv = mixed_values(300 * 5, 0, 0, 0, 0);
@@ -4029,23 +4070,23 @@ static void test_half_mm(void) {
     snprintf(w, sizeof w, "%s [7,300] x [300,5]", dml_dtype_name(hdt[h]));
     pair_t m[3] = {typed_pair(hdt[h], 2, D(7, 300), av),
                    typed_pair(hdt[h], 2, D(300, 5), bv), typed_pair(hdt[h], 1, D(5), cv)};
-    compare_typed("MatMul", (dml_rt_tensor_t[]){m[0].c, m[1].c},
-                  (dml_rt_tensor_t[]){m[0].v, m[1].v}, 2, NULL, 0, w);
+    compare_typed_l1("MatMul", (dml_rt_tensor_t[]){m[0].c, m[1].c},
+                     (dml_rt_tensor_t[]){m[0].v, m[1].v}, 2, NULL, 0, 1, w);
     pair_t bt = typed_pair(hdt[h], 2, D(5, 300), bv);
     dml_attr_t ga[2];
     memset(ga, 0, sizeof ga);
     ga[0].name = "transB", ga[0].kind = DML_ATTR_INT, ga[0].i = 1;
     ga[1].name = "alpha", ga[1].kind = DML_ATTR_FLOAT, ga[1].f = 0.5;
-    compare_typed("Gemm", (dml_rt_tensor_t[]){m[0].c, bt.c, m[2].c},
-                  (dml_rt_tensor_t[]){m[0].v, bt.v, m[2].v}, 3, ga, 2, w);
+    compare_typed_l1("Gemm", (dml_rt_tensor_t[]){m[0].c, bt.c, m[2].c},
+                     (dml_rt_tensor_t[]){m[0].v, bt.v, m[2].v}, 3, ga, 2, 1, w);
     pair_t cx = typed_pair(hdt[h], 4, D(1, 3, 10, 70), av),
            cw = typed_pair(hdt[h], 4, D(4, 3, 3, 3), bv),
            cb = typed_pair(hdt[h], 1, D(4), cv);
     dml_attr_t ca[2] = {ints_attr("pads", D(1, 1, 1, 1), 4),
                         ints_attr("strides", D(1, 2), 2)};
     snprintf(w, sizeof w, "%s X [1,3,10,70], W [4,3,3,3]", dml_dtype_name(hdt[h]));
-    compare_typed("Conv", (dml_rt_tensor_t[]){cx.c, cw.c, cb.c},
-                  (dml_rt_tensor_t[]){cx.v, cw.v, cb.v}, 3, ca, 2, w);
+    compare_typed_l1("Conv", (dml_rt_tensor_t[]){cx.c, cw.c, cb.c},
+                     (dml_rt_tensor_t[]){cx.v, cw.v, cb.v}, 3, ca, 2, 1, w);
     for (int j = 0; j < 3; j++) pair_free(&m[j]);
     pair_free(&bt);
     pair_free(&cx);
