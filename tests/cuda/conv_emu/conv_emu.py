@@ -101,29 +101,37 @@ def convert(src, out):
     return P
 
 
-def main():
-    gen, work = sys.argv[1:3]
+def run_kernels(tool, gen, work, gen_flag, pkg_re, emu_cc, prepare, match=None):
+    """The emulators' driver (conv_emu.py, direct_emu.py): `gen gen_flag`
+    (gen_cuda_packages) compiles its cases into WORK/pkgs with save_clang.sh
+    as DMLC_CLANG saving each matching kernel's CUDA C into WORK/src
+    (CONV_EMU_MATCH: match, else the tensor-core kernels); each saved
+    source i is made ready in WORK/k<i> by prepare(i, src, dir, pkgs,
+    package name) (kernel.inc, params.h; returns what the line prints for
+    it), compiled with emu_cc and run. Exit status 0 when every kernel is
+    within its bound, 77 without clang-16 / clang++."""
     clang = os.environ.get("DMLC_CLANG") or shutil.which("clang-16")
     cxx = shutil.which("clang++-16") or shutil.which("clang++")
     if not clang or not cxx:
-        print("conv_emu: clang-16 / clang++ not found: skipped")
+        print("%s: clang-16 / clang++ not found: skipped" % tool)
         return 77
     shutil.rmtree(work, ignore_errors=True)
     save = os.path.join(work, "src")
+    pkgs = os.path.join(work, "pkgs")
     os.makedirs(save)
     env = dict(os.environ, DMLC_CLANG=os.path.join(HERE, "save_clang.sh"),
                CONV_EMU_SAVE=save, CONV_EMU_CLANG=clang)
-    r = subprocess.run([gen, os.path.join(work, "pkgs"), "--conv-tc"], env=env,
-                       capture_output=True, text=True)
-    wrote = re.findall(r"(conv_tc_\d+)\.dmlpkg", r.stdout)
+    if match:
+        env["CONV_EMU_MATCH"] = match
+    r = subprocess.run([gen, pkgs, gen_flag], env=env, capture_output=True, text=True)
+    wrote = re.findall(r"(" + pkg_re + r")\.dmlpkg", r.stdout)
     if r.returncode or not wrote:
         print(r.stdout + r.stderr)
         return 1
     srcs = sorted(os.listdir(save), key=lambda f: int(f[1:-3]))
-    # every case has one kernel of the form (conv_tc_cases.h n_tc)
+    # every case has one kernel of the form
     if len(srcs) != len(wrote):
-        print("conv_emu: %d packages but %d f16/bf16 implicit-GEMM conv kernels"
-              % (len(wrote), len(srcs)))
+        print("%s: %d packages but %d kernels of the form" % (tool, len(wrote), len(srcs)))
         return 1
     failed = 0
     for i, f in enumerate(srcs):
@@ -131,23 +139,33 @@ def main():
             src = h.read()
         d = os.path.join(work, "k%d" % i)
         os.makedirs(d)
-        P = convert(src, d)
+        what = prepare(i, src, d, pkgs, wrote[i])
         exe = os.path.join(d, "emu")
         c = subprocess.run([cxx, "-std=gnu++17", "-O1", "-w", "-I", d, "-o", exe,
-                            os.path.join(HERE, "emu.cc"), "-lm"], capture_output=True,
+                            os.path.join(HERE, emu_cc), "-lm"], capture_output=True,
                            text=True)
         if c.returncode:
             print(c.stdout + c.stderr)
             return 1
         e = subprocess.run([exe], capture_output=True, text=True, timeout=600)
-        what = "%s M %s N %s K %s, A %s, B %s" % (
+        print("%s (%s): %s" % (wrote[i], what, (e.stdout + e.stderr).strip()))
+        failed += e.returncode != 0
+    print("%s: %d of %d kernels beyond the bound" % (tool, failed, len(srcs)))
+    return 1 if failed else 0
+
+
+def main():
+    gen, work = sys.argv[1:3]
+
+    def prepare(i, src, d, pkgs, name):
+        P = convert(src, d)
+        return "%s M %s N %s K %s, A %s, B %s" % (
             "bf16" if P["BF16"] else "f16", P["M_EXPR"], P["N"], P["K"],
             "tables" if P["TABLES"] else "divisions",
             "16-byte cp.async" if P["BVEC"] else "2-byte loads")
-        print("%s (%s): %s" % (wrote[i], what, (e.stdout + e.stderr).strip()))
-        failed += e.returncode != 0
-    print("conv_emu: %d of %d kernels beyond the bound" % (failed, len(srcs)))
-    return 1 if failed else 0
+
+    # every case has one f16/bf16 implicit-GEMM conv kernel (conv_tc_cases.h n_tc)
+    return run_kernels("conv_emu", gen, work, "--conv-tc", r"conv_tc_\d+", "emu.cc", prepare)
 
 
 if __name__ == "__main__":

@@ -12,13 +12,11 @@ needed; clang-16 is (exit 77, skipped, without it).
   direct_emu.py GEN_CUDA_PACKAGES WORK_DIR"""
 import os
 import re
-import shutil
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from conv_emu import drop_fns  # noqa: E402
+from conv_emu import drop_fns, run_kernels  # noqa: E402
 
 
 def convert(src, out):
@@ -46,56 +44,21 @@ def convert(src, out):
 
 def main():
     gen, work = sys.argv[1:3]
-    clang = os.environ.get("DMLC_CLANG") or shutil.which("clang-16")
-    cxx = shutil.which("clang++-16") or shutil.which("clang++")
-    if not clang or not cxx:
-        print("direct_emu: clang-16 / clang++ not found: skipped")
-        return 77
-    shutil.rmtree(work, ignore_errors=True)
-    save = os.path.join(work, "src")
-    pkgs = os.path.join(work, "pkgs")
-    os.makedirs(save)
-    env = dict(os.environ, DMLC_CLANG=os.path.join(HERE, "save_clang.sh"),
-               CONV_EMU_SAVE=save, CONV_EMU_CLANG=clang, CONV_EMU_MATCH=r"_conv (conv)$")
-    r = subprocess.run([gen, pkgs, "--conv-direct"], env=env, capture_output=True,
-                       text=True)
-    wrote = re.findall(r"(conv_direct_\d+)\.dmlpkg", r.stdout)
-    if r.returncode or not wrote:
-        print(r.stdout + r.stderr)
-        return 1
-    srcs = sorted(os.listdir(save), key=lambda f: int(f[1:-3]))
-    # one direct conv kernel per case (Conv, its bias, residual and Relu fused)
-    if len(srcs) != len(wrote):
-        print("direct_emu: %d packages but %d direct conv kernels" % (len(wrote), len(srcs)))
-        return 1
-    failed = 0
-    for i, f in enumerate(srcs):
-        with open(os.path.join(save, f)) as h:
-            src = h.read()
-        d = os.path.join(work, "k%d" % i)
-        os.makedirs(d)
-        name = convert(src, d)
-        with open(os.path.join(pkgs, wrote[i] + ".params.h")) as h:
+
+    def prepare(i, src, d, pkgs, name):
+        kernel = convert(src, d)
+        with open(os.path.join(pkgs, name + ".params.h")) as h:
             params = h.read()
         with open(os.path.join(d, "params.h"), "w") as h:
-            h.write(params + "#define KERNEL %s\n" % name)
-        what = params.split("\n")[0][3:-3]
+            h.write(params + "#define KERNEL %s\n" % kernel)
         unroll = re.findall(r"#pragma unroll (\d+)", src)
-        exe = os.path.join(d, "emu")
-        c = subprocess.run([cxx, "-std=gnu++17", "-O1", "-w", "-I", d, "-o", exe,
-                            os.path.join(HERE, "direct_emu.cc"), "-lm"],
-                           capture_output=True, text=True)
-        if c.returncode:
-            print(c.stdout + c.stderr)
-            return 1
-        e = subprocess.run([exe], capture_output=True, text=True, timeout=600)
-        print("%s (%s; unroll %s, %d bare f16 conversions): %s" % (
-            wrote[i], what, ",".join(unroll) or "none",
-            len(re.findall(r"dml_cvt_h2f\(\(unsigned\)", src)),
-            (e.stdout + e.stderr).strip()))
-        failed += e.returncode != 0
-    print("direct_emu: %d of %d kernels beyond the bound" % (failed, len(srcs)))
-    return 1 if failed else 0
+        return "%s; unroll %s, %d bare f16 conversions" % (
+            params.split("\n")[0][3:-3], ",".join(unroll) or "none",
+            len(re.findall(r"dml_cvt_h2f\(\(unsigned\)", src)))
+
+    # one direct conv kernel per case (Conv, its bias, residual and Relu fused)
+    return run_kernels("direct_emu", gen, work, "--conv-direct", r"conv_direct_\d+",
+                       "direct_emu.cc", prepare, match=r"_conv (conv)$")
 
 
 if __name__ == "__main__":
