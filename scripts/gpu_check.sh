@@ -72,9 +72,11 @@ else
   # the eager kernel library gpu_prepare.sh carried (PTX made there)
   EAGER=()
   [ -f "$G/eager/dml_eager_ptx.c" ] && EAGER=(-DDMLC_EAGER_PTX_C="$PWD/$G/eager/dml_eager_ptx.c")
-  cmake -S . -B build-gpu -DDMLC_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release ${EAGER[@]+"${EAGER[@]}"} >build-gpu.log 2>&1 &&
+  cmake -S . -B build-gpu -DDMLC_RUNTIME_ONLY=ON -DDMLC_WERROR=OFF -DCMAKE_BUILD_TYPE=Release ${EAGER[@]+"${EAGER[@]}"} >build-gpu.log 2>&1 &&
     cmake --build build-gpu -j"$(nproc)" >>build-gpu.log 2>&1 || { tail -40 build-gpu.log; exit 1; }
-  echo "built; dmlc NEEDs: $(readelf -d build-gpu/compiler/dmlc 2>/dev/null | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
+  # that machine's compiler is not CI's: its warnings are listed, not errors
+  grep -E "warning: " build-gpu.log | sort -u | head -20
+  echo "built ($(grep -cE 'warning: ' build-gpu.log) warning lines with that machine's $(${CC:-cc} --version | head -1)); dmlc NEEDs: $(readelf -d build-gpu/compiler/dmlc 2>/dev/null | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
 fi
 D=$B/compiler/dmlc
 step "dmlc devices"

@@ -32,7 +32,7 @@ if [ ! -f "$G/manifest.txt" ]; then
   exit 2
 fi
 echo; echo "=== runtime-only build (build-gpu)"
-cmake -S . -B build-gpu -DDMLC_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release >build-gpu.log 2>&1 &&
+cmake -S . -B build-gpu -DDMLC_RUNTIME_ONLY=ON -DDMLC_WERROR=OFF -DCMAKE_BUILD_TYPE=Release >build-gpu.log 2>&1 &&
   cmake --build build-gpu -j"$(nproc)" --target dml_conformance_run >>build-gpu.log 2>&1 ||
   { tail -40 build-gpu.log; exit 2; }
 R=build-gpu/tests/conformance/dml_conformance_run

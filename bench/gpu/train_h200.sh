@@ -72,7 +72,7 @@ if ! ls /usr/share/vulkan/icd.d/*nvidia* /etc/vulkan/icd.d/*nvidia* >/dev/null 2
 fi
 
 step "runtime-only build ($B)"
-cmake -S . -B "$B" -DDMLC_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release \
+cmake -S . -B "$B" -DDMLC_RUNTIME_ONLY=ON -DDMLC_WERROR=OFF -DCMAKE_BUILD_TYPE=Release \
   -DDMLC_VULKAN_INCLUDE_DIR="$PWD/$G/vkinc" >"$OUT/build.log" 2>&1 &&
   cmake --build "$B" -j"$(nproc)" --target dmlc dml_train_bench >>"$OUT/build.log" 2>&1 ||
   { tail -40 "$OUT/build.log"; exit 1; }

@@ -444,7 +444,9 @@ DML_CPU_CLONES void dml_cpu_gru_gates_f32(const float *xr, float *g, float clip,
                                           const float *h, float *rh, int64_t H) {
   for (int64_t j0 = 0; j0 < H; j0 += 2 * VL) {
     int64_t j[2] = {j0, j0 + VL}, n[2] = {H - j0, H - j0 - VL};
-    v16f zv[2], rv[2];
+    /* zeroed: GRU_ZR(1) leaves [1] unset (never stored then; gcc 13's
+     * -Wmaybe-uninitialized cannot tell) */
+    v16f zv[2] = {{0}, {0}}, rv[2] = {{0}, {0}};
     if (n[1] > 0) {
       GRU_ZR(2, zv, rv, xr, g, j, n);
     } else {
