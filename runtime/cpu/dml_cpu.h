@@ -135,8 +135,12 @@ int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i);
  * AveragePool, ArgMax/ArgMin's axis (i64), Transpose's perm, Concat,
  * Gather, GatherElements (the indices' shape), Flatten, Size (i64 []), X's
  * shape for Softmax, LogSoftmax, Hardmax, Identity, the norms
- * (BatchNormalization, LayerNormalization: Y only), CumSum, Trilu,
- * ScatterElements, ReverseSequence, and the rules of
+ * (BatchNormalization: Y only; LayerNormalization's Mean and InvStdDev
+ * X's dims with those from `axis` on made 1, of `stash_type`'s dtype),
+ * CumSum, Trilu, ScatterElements, ReverseSequence; RNN, GRU and LSTM
+ * (every output, X's dtype: Y [seq, dirs, batch, hidden], Y_h and Y_c
+ * [dirs, batch, hidden], layout 1 batch first; dml_shape_rnn_directions),
+ * and the rules of
  * dml_cpu_output_dims() (reductions, Reshape, Slice, Expand, TopK, Split,
  * ...) with the rank they give; MaxPool's window rule; the second outputs
  * of MaxPool and TopK (indices) are i64; Split without sizes: equal parts
@@ -145,7 +149,8 @@ int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i);
  * and output_capacity set, one entry per output (any values: only read by
  * those rules; pass UINT64_MAX). Errors: UNIMPLEMENTED
  * (op "<Op>") for an op without an eager rule (dml_cpu_eager_supported 0)
- * or for outputs past the first of ops other than MaxPool, TopK, Split;
+ * or for outputs past the first of ops other than MaxPool, TopK, Split,
+ * LayerNormalization, RNN, GRU, LSTM;
  * INVALID_ARGUMENT "shape mismatch" naming both shapes ("lhs [3,4], rhs
  * [5,6]") or every input's; the rules' errors. */
 dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *call);
