@@ -22,6 +22,7 @@
 
 #include "dml_cpu.h"
 #include "dml_einsum.h"
+#include "dml_shape.h"
 #include "dml_tensor_eager.h"
 
 #define NONE DML_RT_TENSOR_NONE
@@ -101,6 +102,30 @@ static dml_status_t on_dev(dml_status_t s, dml_op_t id, dml_rt_device_t *dev) {
   if (dml_status_details(s)[0]) r = dml_status_detail(r, "%s", dml_status_details(s));
   dml_status_free(s);
   return r;
+}
+
+/* The prologue of every composed op `id` on device dev, in this order:
+ * UNIMPLEMENTED for an attribute outside `ok` (only_attrs);
+ * INVALID_ARGUMENT naming the inputs when one that `need` marks (bit j:
+ * input j) is absent; the op's eager shape rule (dml_rt_eager_rule: its
+ * dims checks, errors naming the op and the device) into y[0 .. n_out-1];
+ * the infos of inputs 0 .. n_info-1 (at most n) into info[] (zeroed for an
+ * absent one). */
+static dml_status_t prologue(dml_rt_device_t *dev, dml_op_t id, const char *const *ok,
+                             uint32_t need, const dml_rt_tensor_t *in, uint32_t n,
+                             const dml_attr_t *attrs, uint32_t na, dml_tensor_t *y,
+                             uint32_t n_out, dml_rt_tensor_info_t *info,
+                             uint32_t n_info) {
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  for (uint32_t j = 0; j < 32; j++)
+    if ((need >> j & 1u) && (j >= n || !in[j].id))
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id),
+                             "input %u is required (%u inputs given)", j, n);
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, y, n_out));
+  if (n_info) memset(info, 0, sizeof *info * n_info);
+  for (uint32_t j = 0; j < n_info && j < n; j++)
+    if (in[j].id) DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[j], &info[j]));
+  return DML_OK;
 }
 
 static int is_half(dml_dtype_t d) {
@@ -225,10 +250,9 @@ static dml_status_t layer_norm(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
                                uint32_t n, const dml_attr_t *attrs, uint32_t na,
                                const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
   static const char *const ok[] = {"axis", "epsilon", "stash_type", NULL};
-  DML_RETURN_IF_ERROR(only_attrs(DML_OP_LAYER_NORMALIZATION, attrs, na, ok));
   dml_tensor_t y;
   DML_RETURN_IF_ERROR(
-      dml_rt_eager_rule(dev, DML_OP_LAYER_NORMALIZATION, in, n, attrs, na, &y, 1));
+      prologue(dev, DML_OP_LAYER_NORMALIZATION, ok, 0, in, n, attrs, na, &y, 1, NULL, 0));
   if (n < 2 || !in[1].id)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "LayerNormalization",
                            "Scale (input 1) is required");
@@ -306,9 +330,8 @@ static dml_status_t instance_norm(dml_rt_device_t *dev, const dml_rt_tensor_t *i
                                   const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
   static const char *const ok[] = {"epsilon", NULL};
   const dml_op_t id = DML_OP_INSTANCE_NORMALIZATION;
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0, in, n, attrs, na, &y, 1, NULL, 0));
   if (n != 3 || x->rank < 3)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "InstanceNormalization",
                            "X [N, C, spatial...], scale, B: %u inputs of X rank %d", n,
@@ -859,12 +882,10 @@ static dml_status_t rnn_op(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tenso
   static const char *const ok_lstm[] = {
       "activation_alpha", "activation_beta", "activations",  "clip", "direction",
       "hidden_size",      "layout",          "input_forget", NULL};
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na,
-                                 id == DML_OP_RNN   ? ok_rnn
-                                 : id == DML_OP_GRU ? ok_gru
-                                                    : ok_lstm));
+  const char *const *ok = id == DML_OP_RNN ? ok_rnn : id == DML_OP_GRU ? ok_gru : ok_lstm;
   dml_tensor_t yr[DML_MAX_EAGER_OUTPUTS];
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, yr, n_out));
+  dml_rt_tensor_info_t it[8];
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0, in, n, attrs, na, yr, n_out, it, 8));
   if (x->dtype != DML_DTYPE_F32 && x->dtype != DML_DTYPE_F64)
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
                            "X of %s: the eager %s takes f32 and f64 (as the CPU's)",
@@ -872,13 +893,9 @@ static dml_status_t rnn_op(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tenso
   const int64_t G = id == DML_OP_RNN ? 1 : id == DML_OP_GRU ? 3 : 4;
   const int nact = id == DML_OP_RNN ? 1 : id == DML_OP_GRU ? 2 : 3;
   const char *dir = dml_attr_string(attrs, na, "direction", "forward");
-  const int D = !strcmp(dir, "bidirectional") ? 2 : 1, rev_only = !strcmp(dir, "reverse");
+  const int D = dml_shape_rnn_directions(dir), rev_only = !strcmp(dir, "reverse");
   const int64_t layout = dml_attr_int(attrs, na, "layout", 0);
   const int64_t S = x->dims[layout ? 1 : 0], B = x->dims[layout ? 0 : 1], I = x->dims[2];
-  dml_rt_tensor_info_t it[8];
-  memset(it, 0, sizeof it);
-  for (uint32_t j = 0; j < n && j < 8; j++)
-    if (in[j].id) DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[j], &it[j]));
   const int64_t H = it[2].dims[2];
   const int has[8] = {1,
                       1,
@@ -1129,9 +1146,8 @@ static dml_status_t global_pool(dml_rt_device_t *dev, dml_op_t id,
                                 uint32_t na, const dml_rt_tensor_info_t *x,
                                 dml_rt_tensor_t *out) {
   static const char *const ok[] = {NULL};
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, 1, attrs, na, &y, 1));
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0, in, 1, attrs, na, &y, 1, NULL, 0));
   if (x->rank < 2)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id),
                            "X must be [N, C, ...] (rank %d)", (int)x->rank);
@@ -1232,9 +1248,9 @@ static dml_status_t pool(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tensor_
       "kernel_shape", "strides",   "dilations",         "pads",
       "auto_pad",     "ceil_mode", "count_include_pad", NULL};
   const int mx = id == DML_OP_MAX_POOL;
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, mx ? okm : oka));
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, 1, attrs, na, &y, 1));
+  DML_RETURN_IF_ERROR(
+      prologue(dev, id, mx ? okm : oka, 0, in, 1, attrs, na, &y, 1, NULL, 0));
   if (x->rank < 3 || x->rank > DML_MAX_RANK)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id),
                            "X must be [N, C, spatial...] (rank %d)", (int)x->rank);
@@ -1475,9 +1491,8 @@ static dml_status_t pad(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint32_
                         const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
   static const char *const ok[] = {"mode", "pads", "value", NULL};
   const dml_op_t id = DML_OP_PAD;
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0, in, n, attrs, na, &y, 1, NULL, 0));
   const int32_t r = x->rank;
   int64_t pads[2 * DML_MAX_RANK];
   uint32_t np = 0;
@@ -1585,9 +1600,8 @@ static dml_status_t tile(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint32
                          const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
   static const char *const ok[] = {NULL};
   const dml_op_t id = DML_OP_TILE;
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0, in, n, attrs, na, &y, 1, NULL, 0));
   int64_t reps[DML_MAX_RANK];
   uint32_t nr = 0;
   DML_RETURN_IF_ERROR(read_ints(id, in[1], "repeats", reps, DML_MAX_RANK, &nr));
@@ -1636,9 +1650,8 @@ static dml_status_t split(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint3
                           uint32_t n_out) {
   static const char *const ok[] = {"axis", "split", "num_outputs", NULL};
   const dml_op_t id = DML_OP_SPLIT;
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
   dml_tensor_t y[DML_MAX_EAGER_OUTPUTS];
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, y, n_out));
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0, in, n, attrs, na, y, n_out, NULL, 0));
   int64_t axis = dml_attr_int(attrs, na, "axis", 0);
   if (axis < 0) axis += x->rank;
   if (axis < 0 || axis >= x->rank)
@@ -1671,6 +1684,34 @@ static dml_status_t reshape_op(dml_rt_device_t *dev, dml_op_t id,
   return dml_rt_tensor_reshape(in[0], y.rank, y.dims, out);
 }
 
+/* The CPU kernels' operand check of GatherElements and ScatterElements
+ * (dml_cpu_elements_check: indices i32 or i64 of data's rank, dims within
+ * data's off the axis) on data x and indices ii, dims only; the axis,
+ * normalized, in *axis. Errors name op `id` and device dev. */
+static dml_status_t elements_check(dml_rt_device_t *dev, dml_op_t id,
+                                   const dml_rt_tensor_info_t *x,
+                                   const dml_rt_tensor_info_t *ii,
+                                   const dml_attr_t *attrs, uint32_t na, dml_tensor_t *y,
+                                   int64_t *axis) {
+  dml_tensor_t ci[2];
+  memset(ci, 0, sizeof ci);
+  ci[0].dtype = x->dtype, ci[0].rank = x->rank;
+  memcpy(ci[0].dims, x->dims, sizeof ci[0].dims);
+  ci[1].dtype = ii->dtype, ci[1].rank = ii->rank;
+  memcpy(ci[1].dims, ii->dims, sizeof ci[1].dims);
+  dml_cpu_call_t call;
+  memset(&call, 0, sizeof call);
+  call.op = id;
+  call.inputs = ci;
+  call.n_inputs = 2;
+  call.outputs = y;
+  call.n_outputs = 1;
+  call.attrs = attrs;
+  call.n_attrs = na;
+  *axis = 0;
+  return on_dev(dml_cpu_elements_check(&call, axis), id, dev);
+}
+
 /* GatherElements: the indices checked on the device (ReduceMin and
  * ReduceMax read back: an index outside [-n, n) is OUT_OF_RANGE as on the
  * CPU), made non-negative (Mod), turned into x's flat element numbers
@@ -1681,31 +1722,12 @@ static dml_status_t gather_elements(dml_rt_device_t *dev, const dml_rt_tensor_t 
                                     const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
   static const char *const ok[] = {"axis", NULL};
   const dml_op_t id = DML_OP_GATHER_ELEMENTS;
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
-  if (n != 2 || !in[1].id)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "GatherElements",
-                           "data and indices are required");
-  dml_rt_tensor_info_t ii;
-  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[1], &ii));
-  dml_tensor_t ci[2];
-  memset(ci, 0, sizeof ci);
-  ci[0].dtype = x->dtype, ci[0].rank = x->rank;
-  memcpy(ci[0].dims, x->dims, sizeof ci[0].dims);
-  ci[1].dtype = ii.dtype, ci[1].rank = ii.rank;
-  memcpy(ci[1].dims, ii.dims, sizeof ci[1].dims);
-  dml_cpu_call_t call;
-  memset(&call, 0, sizeof call);
-  call.op = id;
-  call.inputs = ci;
-  call.n_inputs = 2;
-  call.outputs = &y;
-  call.n_outputs = 1;
-  call.attrs = attrs;
-  call.n_attrs = na;
+  dml_rt_tensor_info_t it[2];
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0x3, in, n, attrs, na, &y, 1, it, 2));
+  const dml_rt_tensor_info_t ii = it[1];
   int64_t axis = 0;
-  DML_RETURN_IF_ERROR(on_dev(dml_cpu_elements_check(&call, &axis), id, dev));
+  DML_RETURN_IF_ERROR(elements_check(dev, id, x, &ii, attrs, na, &y, &axis));
   const int32_t r = x->rank;
   if (dml_dims_numel(ii.dims, ii.rank) == 0)
     return dml_rt_tensor_empty(dev, x->dtype, ii.rank, ii.dims, out);
@@ -1934,14 +1956,17 @@ static dml_status_t scatter_reduce(const char *red, dml_dtype_t dt, dml_rt_tenso
   return e;
 }
 
-/* DML_OK when `red` is a reduction the scatter ops take (none, add, mul, max,
- * min), else UNIMPLEMENTED worded as the CPU's kernels word it. */
-static dml_status_t scatter_reduction(dml_op_t id, const char *red) {
+/* The scatter op `id`'s attribute `reduction` (default "none") into *red:
+ * DML_OK for one the scatter ops take (none, add, mul, max, min), else
+ * UNIMPLEMENTED worded as the CPU's kernels word it. */
+static dml_status_t scatter_reduction(dml_op_t id, const dml_attr_t *attrs, uint32_t na,
+                                      const char **red) {
   static const char *const ok[] = {"none", "add", "mul", "max", "min"};
+  *red = dml_attr_string(attrs, na, "reduction", "none");
   for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-    if (!strcmp(red, ok[i])) return DML_OK;
+    if (!strcmp(*red, ok[i])) return DML_OK;
   return dml_status_make(DML_STATUS_UNIMPLEMENTED, dml_op_name(id),
-                         "reduction '%s' is not supported", red);
+                         "reduction '%s' is not supported", *red);
 }
 
 /* The rows of data2 [R, S] with the update rows of upd2 [T, S] applied in
@@ -2047,14 +2072,12 @@ static dml_status_t scatter_nd(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
                                const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
   static const char *const ok[] = {"reduction", NULL};
   const dml_op_t id = DML_OP_SCATTER_ND;
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
-  const char *red = dml_attr_string(attrs, na, "reduction", "none");
-  DML_RETURN_IF_ERROR(scatter_reduction(id, red));
+  const char *red = NULL;
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
-  dml_rt_tensor_info_t ii, iu;
-  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[1], &ii));
-  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[2], &iu));
+  dml_rt_tensor_info_t it[3];
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0x7, in, n, attrs, na, &y, 1, it, 3));
+  DML_RETURN_IF_ERROR(scatter_reduction(id, attrs, na, &red));
+  const dml_rt_tensor_info_t ii = it[1], iu = it[2];
   const int32_t r = x->rank, q = ii.rank;
   const int64_t m = q ? ii.dims[q - 1] : 0;
   int64_t ed[2 * DML_MAX_RANK], T = 1, R = 1, slice = 1;
@@ -2117,34 +2140,14 @@ static dml_status_t scatter_elements(dml_rt_device_t *dev, const dml_rt_tensor_t
                                      dml_rt_tensor_t *out) {
   static const char *const ok[] = {"axis", "reduction", NULL};
   const dml_op_t id = DML_OP_SCATTER_ELEMENTS;
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
-  if (n != 3 || !in[1].id || !in[2].id)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ScatterElements",
-                           "data, indices and updates are required");
-  const char *red = dml_attr_string(attrs, na, "reduction", "none");
-  DML_RETURN_IF_ERROR(scatter_reduction(id, red));
+  const char *red = NULL;
+  DML_RETURN_IF_ERROR(scatter_reduction(id, attrs, na, &red));
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
-  dml_rt_tensor_info_t ii, iu;
-  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[1], &ii));
-  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[2], &iu));
-  dml_tensor_t ci[2];
-  memset(ci, 0, sizeof ci);
-  ci[0].dtype = x->dtype, ci[0].rank = x->rank;
-  memcpy(ci[0].dims, x->dims, sizeof ci[0].dims);
-  ci[1].dtype = ii.dtype, ci[1].rank = ii.rank;
-  memcpy(ci[1].dims, ii.dims, sizeof ci[1].dims);
-  dml_cpu_call_t call;
-  memset(&call, 0, sizeof call);
-  call.op = id;
-  call.inputs = ci;
-  call.n_inputs = 2;
-  call.outputs = &y;
-  call.n_outputs = 1;
-  call.attrs = attrs;
-  call.n_attrs = na;
+  dml_rt_tensor_info_t it[3];
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0x7, in, n, attrs, na, &y, 1, it, 3));
+  const dml_rt_tensor_info_t ii = it[1], iu = it[2];
   int64_t axis = 0;
-  DML_RETURN_IF_ERROR(on_dev(dml_cpu_elements_check(&call, &axis), id, dev));
+  DML_RETURN_IF_ERROR(elements_check(dev, id, x, &ii, attrs, na, &y, &axis));
   const int32_t r = x->rank;
   if (iu.dtype != x->dtype || iu.rank != ii.rank ||
       memcmp(iu.dims, ii.dims, sizeof(int64_t) * (size_t)r)) {
@@ -2320,9 +2323,8 @@ static dml_status_t top_k(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint3
                           uint32_t n_out) {
   static const char *const ok[] = {"axis", "largest", "sorted", NULL};
   const dml_op_t id = DML_OP_TOP_K;
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
-  if (n != 2 || !in[1].id)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "TopK", "X and K are required");
+  dml_tensor_t ys[2];
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0x3, in, n, attrs, na, ys, 2, NULL, 0));
   if (n_out < 1 || n_out > 2)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "TopK",
                            "TopK has 1 or 2 outputs (Values, Indices), not %u", n_out);
@@ -2330,8 +2332,6 @@ static dml_status_t top_k(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint3
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "TopK",
                            "X must be a float or integer dtype, not %s",
                            dml_dtype_name(x->dtype));
-  dml_tensor_t ys[2];
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, ys, 2));
   const int32_t r = x->rank;
   int64_t axis = dml_attr_int(attrs, na, "axis", -1);
   if (axis < 0) axis += r; /* the rule checked it */
