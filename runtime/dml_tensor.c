@@ -2298,7 +2298,9 @@ static dml_status_t eager_conv(dml_rt_device_t *dev, int32_t k, const dml_rt_ten
   if (x[0]->rank != 4 && x[0]->rank != 3)
     return dml_status_make(
         DML_STATUS_UNIMPLEMENTED, opn,
-        "the GPU's eager Conv is 1-D or 2-D (X of rank 3 or 4, not %d)", (int)x[0]->rank);
+        "the GPU's eager Conv kernel is 1-D or 2-D (X of rank 3 or 4, not %d; 3-D is "
+        "composed of it, beyond 3-D is not done)",
+        (int)x[0]->rank);
   int r = x[0]->rank - 2; /* spatial dims; 1-D as H = 1 */
   size_t ns = 0, nd = 0, np = 0;
   const int64_t *st = dml_attr_ints(attrs, n_attrs, "strides", &ns);

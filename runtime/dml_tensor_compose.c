@@ -2612,19 +2612,25 @@ dml_status_t dml_rt_eager_conv_transpose_dims(dml_rt_device_t *dev,
   return DML_OK;
 }
 
-/* A 3-D Conv of stride 1 on a GPU (the library's Conv kernel is 1-D or
- * 2-D): x [N, C, D, H, W], w [M, C/g, KD, KH, KW], pads (begin d, h, w, end
- * d, h, w; >= 0), dilations dl, group g, bias b (NONE: none) as a sum over
- * the KD depth taps of 2-D Convs: x padded along D with zeros (pad_const),
- * then for tap kd the depth slice [kd dl0, kd dl0 + OD) moved beside N
- * ([N OD, C, H, W], a copy) convolved with w[:, :, kd] (2-D pads and
- * dilations, b on the first tap only), the taps added in kd order; the sum
- * [N OD, M, OH, OW] moved back to [N, M, OD, OH, OW] (a copy). KD * (2
- * copies + a Conv + an Add) dispatches and two more; the sums in f32 (the
- * Conv kernel's order within a tap). */
-static dml_status_t conv3d_by_taps(dml_rt_device_t *dev, dml_rt_tensor_t x,
+/* A 3-D Conv on a GPU (the library's Conv kernel is 1-D or 2-D) as a sum
+ * over the KD depth taps of 2-D Convs: x [N, C, D, H, W], w [M, C/g, KD,
+ * KH, KW], pads (begin d, h, w, end d, h, w; >= 0), strides st, dilations
+ * dl, group g, bias b (NONE: none). x is padded along D with zeros (Pad's
+ * constant mode, pad_const: 1 Concat) when pads[0] or pads[3] are set; for
+ * tap kd the depth slice kd dl0, kd dl0 + st0, ... (OD of them: a strided
+ * view) is moved beside N ([N OD, C, H, W], 1 copy) and convolved with
+ * w[:, :, kd] (1 copy; the 2-D strides, dilations and pads, b on the first
+ * tap only: 1 Conv), the taps added in kd order (1 Add each after the
+ * first); the sum [N OD, M, OH, OW] is moved back to [N, M, OD, OH, OW] (1
+ * copy). 4 KD dispatches, 5 KD with the depth pad (+1); the sums in the
+ * Conv kernel's order within a tap, the taps added one by one: f32 sums
+ * that differ from the CPU's direct kernel by rounding only. op `id`
+ * names the errors (Conv, ConvTranspose); the caller checked the shapes
+ * (an output of no depth is INTERNAL). */
+static dml_status_t conv3d_by_taps(dml_rt_device_t *dev, dml_op_t id, dml_rt_tensor_t x,
                                    dml_rt_tensor_t w, dml_rt_tensor_t b,
-                                   const int64_t *pads, const int64_t *dl, int64_t group,
+                                   const int64_t *pads, const int64_t *st,
+                                   const int64_t *dl, int64_t group,
                                    dml_rt_tensor_t *out) {
   dml_rt_tensor_info_t ix, iw;
   *out = NONE;
@@ -2632,9 +2638,10 @@ static dml_status_t conv3d_by_taps(dml_rt_device_t *dev, dml_rt_tensor_t x,
   DML_RETURN_IF_ERROR(dml_rt_tensor_info(w, &iw));
   const int64_t N = ix.dims[0], C = ix.dims[1], H = ix.dims[3], W = ix.dims[4],
                 M = iw.dims[0], KD = iw.dims[2];
-  const int64_t OD = ix.dims[2] + pads[0] + pads[3] - dl[0] * (KD - 1);
+  const int64_t span = ix.dims[2] + pads[0] + pads[3] - dl[0] * (KD - 1);
+  const int64_t OD = span > 0 && st[0] > 0 ? (span - 1) / st[0] + 1 : 0;
   if (OD <= 0 || KD <= 0)
-    return dml_status_make(DML_STATUS_INTERNAL, "ConvTranspose",
+    return dml_status_make(DML_STATUS_INTERNAL, dml_op_name(id),
                            "3-D Conv of no output depth (%lld)", (long long)OD);
   dml_rt_tensor_t xp = NONE, fill = NONE, acc = NONE;
   dml_status_t e = DML_OK;
@@ -2648,13 +2655,15 @@ static dml_status_t conv3d_by_taps(dml_rt_device_t *dev, dml_rt_tensor_t x,
   }
   const int64_t perm[5] = {0, 2, 1, 3, 4}, x4[4] = {N * OD, C, H, W},
                 w4[4] = {M, iw.dims[1], iw.dims[3], iw.dims[4]};
-  const int64_t p2[4] = {pads[1], pads[2], pads[4], pads[5]}, d2[2] = {dl[1], dl[2]};
-  dml_attr_t ca[3] = {ints_attr("pads", p2, 4), ints_attr("dilations", d2, 2),
-                      int_attr("group", group)};
+  const int64_t p2[4] = {pads[1], pads[2], pads[4], pads[5]}, d2[2] = {dl[1], dl[2]},
+                s2[2] = {st[1], st[2]};
+  dml_attr_t ca[4] = {ints_attr("pads", p2, 4), ints_attr("dilations", d2, 2),
+                      ints_attr("strides", s2, 2), int_attr("group", group)};
   for (int64_t kd = 0; kd < KD && !e; kd++) {
     dml_rt_tensor_t v = NONE, vt = NONE, vc = NONE, v4 = NONE, wk = NONE, wc = NONE,
                     wk4 = NONE, y = NONE;
-    e = sl(xp, 2, kd * dl[0], kd * dl[0] + OD, &v);
+    const int64_t ax = 2, lo = kd * dl[0], hi = lo + (OD - 1) * st[0] + 1, step = st[0];
+    e = dml_rt_tensor_slice(xp, 1, &ax, &lo, &hi, &step, &v);
     if (!e) e = dml_rt_tensor_transpose(v, perm, &vt);
     if (!e) e = dml_rt_tensor_contiguous(vt, &vc);
     if (!e) e = dml_rt_tensor_reshape(vc, 4, x4, &v4);
@@ -2663,7 +2672,7 @@ static dml_status_t conv3d_by_taps(dml_rt_device_t *dev, dml_rt_tensor_t x,
     if (!e) e = dml_rt_tensor_reshape(wc, 4, w4, &wk4);
     dml_rt_tensor_t cin[3] = {v4, wk4, b};
     const uint32_t nin = kd == 0 && b.id ? 3u : 2u;
-    if (!e) e = dml_rt_tensor_op("Conv", cin, nin, ca, 3, &y, 1);
+    if (!e) e = dml_rt_tensor_op("Conv", cin, nin, ca, 4, &y, 1);
     if (!e && acc.id) {
       e = op2_into("Add", &acc, y);
     } else if (!e) {
@@ -2687,6 +2696,52 @@ static dml_status_t conv3d_by_taps(dml_rt_device_t *dev, dml_rt_tensor_t x,
   drop(&fill);
   drop(&acc);
   return e;
+}
+
+/* Conv of X [N, C, D, H, W] (3-D; f32 and f64, f16 and bf16 through f32)
+ * on a GPU: the op's eager rule (its attributes: auto_pad, pads, strides,
+ * dilations, group, kernel_shape; the channels and the window checked
+ * there), the pads resolved as the 2-D kernel's caller resolves them
+ * (VALID 0, SAME_UPPER / SAME_LOWER by dml_shape_same_pad_begin), then
+ * conv3d_by_taps. An empty output is zeros of the rule's dims (no
+ * dispatch). Errors: the rule's; INVALID_ARGUMENT for a negative pad. */
+static dml_status_t conv3d(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint32_t n,
+                           const dml_attr_t *attrs, uint32_t na,
+                           const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
+  static const char *const ok[] = {"auto_pad", "dilations", "group", "kernel_shape",
+                                   "pads",     "strides",   NULL};
+  const dml_op_t id = DML_OP_CONV;
+  dml_tensor_t y;
+  dml_rt_tensor_info_t it[2];
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0x3, in, n, attrs, na, &y, 1, it, 2));
+  if (dml_dims_numel(y.dims, y.rank) == 0)
+    return dml_rt_tensor_zeros(dev, y.dtype, y.rank, y.dims, out);
+  size_t ns = 0, nd = 0, np = 0;
+  const int64_t *sa = dml_attr_ints(attrs, na, "strides", &ns);
+  const int64_t *da = dml_attr_ints(attrs, na, "dilations", &nd);
+  const int64_t *pa = dml_attr_ints(attrs, na, "pads", &np);
+  const char *ap = dml_attr_string(attrs, na, "auto_pad", "NOTSET");
+  const int upper = !strcmp(ap, "SAME_UPPER"), lower = !strcmp(ap, "SAME_LOWER"),
+            valid = !strcmp(ap, "VALID");
+  int64_t st[3], dl[3], pads[6];
+  for (int i = 0; i < 3; i++) { /* the rule checked the lengths */
+    st[i] = sa && ns == 3 ? sa[i] : 1;
+    dl[i] = da && nd == 3 ? da[i] : 1;
+    pads[i] = pa && np == 6 && !valid ? pa[i] : 0;
+    pads[3 + i] = pa && np == 6 && !valid ? pa[3 + i] : 0;
+    if (upper || lower) {
+      int64_t total = 0;
+      pads[i] = dml_shape_same_pad_begin(
+          x->dims[2 + i], (it[1].dims[2 + i] - 1) * dl[i] + 1, st[i], upper, &total);
+      pads[3 + i] = total - pads[i];
+    }
+    if (pads[i] < 0 || pads[3 + i] < 0)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Conv",
+                             "pads must be >= 0 (spatial dim %d: %lld, %lld)", i,
+                             (long long)pads[i], (long long)pads[3 + i]);
+  }
+  return conv3d_by_taps(dev, id, in[0], in[1], n > 2 ? in[2] : NONE, pads, st, dl,
+                        dml_attr_int(attrs, na, "group", 1), out);
 }
 
 /* ConvTranspose (1-D to 3-D) on a GPU as a Conv: X with s - 1 zeros
@@ -2805,8 +2860,10 @@ static dml_status_t conv_transpose(dml_rt_device_t *dev, const dml_rt_tensor_t *
     ca[1] = ints_attr("dilations", dd, (size_t)r);
     ca[2] = int_attr("group", g.group);
     dml_rt_tensor_t cin[3] = {xu, wf, n > 2 ? in[2] : NONE};
+    const int64_t one3[3] = {1, 1, 1};
     if (r == 3) /* the library's Conv is 1-D or 2-D: a sum of 2-D ones */
-      e = conv3d_by_taps(dev, xu, wf, cin[2], cp, dd, g.group, out);
+      e = conv3d_by_taps(dev, DML_OP_CONV_TRANSPOSE, xu, wf, cin[2], cp, one3, dd,
+                         g.group, out);
     else
       e = dml_rt_tensor_op("Conv", cin, n > 2 && in[2].id ? 3u : 2u, ca, 3, out, 1);
   }
@@ -3152,7 +3209,8 @@ dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
   if (n_in < 1 || !in[0].id) return DML_OK; /* the caller's errors */
   dml_rt_tensor_info_t x;
   DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[0], &x));
-  if (numeric == 2 && !is_half(x.dtype)) return DML_OK; /* the library's kernels */
+  const int conv3 = id == DML_OP_CONV && x.rank == 5;             /* composed: conv3d */
+  if (numeric == 2 && !is_half(x.dtype) && !conv3) return DML_OK; /* the library's */
   *done = 1;
   const char *opn = dml_op_name(id);
   dml_status_t e = DML_OK;
@@ -3177,6 +3235,8 @@ dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
     e = normalization(dev, id, in, n_in, attrs, n_attrs, &x, out);
   else if (numeric && is_half(x.dtype))
     e = via_f32(id, x.dtype, in, n_in, attrs, n_attrs, out);
+  else if (conv3)
+    e = conv3d(dev, in, n_in, attrs, n_attrs, &x, out);
   else if (id == DML_OP_GLOBAL_AVERAGE_POOL || id == DML_OP_GLOBAL_MAX_POOL)
     e = global_pool(dev, id, in, attrs, n_attrs, &x, out);
   else if (id == DML_OP_MAX_POOL || id == DML_OP_AVERAGE_POOL)

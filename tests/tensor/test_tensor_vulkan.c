@@ -3487,6 +3487,139 @@ static void test_conv_transpose(void) {
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) pair_free(&all[i]);
 }
 
+/* 3-D Conv on the GPU (dml_tensor_compose.c conv3d: a sum of 2-D Convs
+ * over the depth taps) against the CPU's direct kernel: pads (symmetric,
+ * asymmetric, in depth too), strides, dilations, bias or none, group 2,
+ * depthwise, VALID, SAME_UPPER, SAME_LOWER, an X view, an empty batch,
+ * edge values in X (W within 1/16 so no sum of 16 finite products
+ * overflows in either order) and in W (one infinite, NaN or huge tap per
+ * output channel, X in [-1, 1]); f16 and bf16 of exact small values (the
+ * sums exact in f32: both devices give the same bits); the errors. The
+ * random sequence is put back after these cases (the later tests keep
+ * their data). */
+static void test_conv3d(void) {
+  const uint32_t rng_saved = g_rng;
+  dml_attr_t a[4];
+  memset(a, 0, sizeof a);
+  pair_t x = pair_new(5, D(2, 3, 5, 6, 7), NULL, 4),
+         w = pair_new(5, D(4, 3, 3, 3, 2), NULL, 4), b = pair_new(1, D(4), NULL, 4);
+  a[0] = ints_attr("pads", D(1, 1, 1, 1, 1, 1), 6);
+  conv(x, w, &b, a, 1, "3-D [2,3,5,6,7] 3x3x2 pads 1, B");
+  conv(x, w, NULL, NULL, 0, "3-D, no pads, no B");
+  a[0] = ints_attr("pads", D(1, 0, 2, 0, 1, 1), 6);
+  a[1] = ints_attr("strides", D(2, 1, 2), 3);
+  a[2] = ints_attr("dilations", D(2, 1, 1), 3);
+  conv(x, w, &b, a, 3, "3-D strides (2,1,2), dilations (2,1,1), pads (1,0,2,0,1,1)");
+  a[1] = ints_attr("strides", D(3, 2, 1), 3);
+  conv(x, w, NULL, a, 2, "3-D strides (3,2,1), pads (1,0,2,0,1,1)");
+  dml_attr_t ap;
+  memset(&ap, 0, sizeof ap);
+  ap.name = "auto_pad", ap.kind = DML_ATTR_STRING, ap.s = "VALID";
+  conv(x, w, &b, &ap, 1, "3-D auto_pad VALID");
+  a[0] = ap;
+  a[1] = ints_attr("strides", D(2, 2, 3), 3);
+  a[2] = ints_attr("dilations", D(1, 2, 1), 3);
+  a[0].s = "SAME_UPPER";
+  conv(x, w, &b, a, 3, "3-D SAME_UPPER, strides (2,2,3), dilations (1,2,1)");
+  a[0].s = "SAME_LOWER";
+  conv(x, w, &b, a, 3, "3-D SAME_LOWER, strides (2,2,3), dilations (1,2,1)");
+  /* an X view: [2,3,7,6,5] with its spatial dims reversed */
+  pair_t xb = pair_new(5, D(2, 3, 7, 6, 5), NULL, 4), xv;
+  const int64_t perm[5] = {0, 1, 4, 3, 2};
+  CHECK_OK(dml_rt_tensor_transpose(xb.c, perm, &xv.c));
+  CHECK_OK(dml_rt_tensor_transpose(xb.v, perm, &xv.v));
+  conv(xv, w, &b, NULL, 0, "3-D, a transposed X view");
+  pair_free(&xv);
+  pair_free(&xb);
+  pair_free(&x);
+  pair_free(&w);
+  pair_free(&b);
+  /* group 2; depthwise with pads */
+  dml_attr_t g;
+  memset(&g, 0, sizeof g);
+  g.name = "group", g.kind = DML_ATTR_INT, g.i = 2;
+  x = pair_new(5, D(1, 4, 4, 5, 5), NULL, 4), w = pair_new(5, D(6, 2, 2, 3, 3), NULL, 4);
+  b = pair_new(1, D(6), NULL, 4);
+  a[0] = g;
+  a[1] = ints_attr("strides", D(2, 2, 2), 3);
+  conv(x, w, &b, a, 2, "3-D group 2, strides 2");
+  pair_free(&x);
+  pair_free(&w);
+  pair_free(&b);
+  x = pair_new(5, D(2, 3, 4, 4, 4), NULL, 4), w = pair_new(5, D(3, 1, 3, 3, 3), NULL, 4);
+  g.i = 3;
+  a[0] = g;
+  a[1] = ints_attr("pads", D(1, 1, 1, 1, 1, 1), 6);
+  conv(x, w, NULL, a, 2, "3-D depthwise, pads 1");
+  pair_free(&x);
+  /* an empty batch: zeros of the rule's dims */
+  x = pair_new(5, D(0, 3, 4, 4, 4), NULL, 4);
+  pair_t wf = pair_new(5, D(2, 3, 3, 3, 3), NULL, 4);
+  conv(x, wf, NULL, NULL, 0, "3-D, an empty batch");
+  pair_free(&x);
+  pair_free(&w);
+  pair_free(&wf);
+  /* edge values in X (W within 1/16), padded */
+  enum { E = N_EDGES };
+  float ed[2 * 4 * E * 3];
+  for (int i = 0; i < 2 * 4 * E * 3; i++) ed[i] = k_edges[(i * 7 + i / E) % E];
+  x = pair_new(5, D(1, 2, 4, E, 3), ed, 1),
+  w = pair_new(5, D(3, 2, 2, 2, 2), NULL, 0.0625f);
+  a[0] = ints_attr("pads", D(1, 1, 1, 1, 1, 1), 6);
+  conv(x, w, NULL, a, 1, "3-D edge values, pads 1");
+  pair_free(&x);
+  pair_free(&w);
+  /* edge values in W (X in [-1, 1]), padded: the padding's zeros times an
+   * infinite tap are NaN, as on the CPU */
+  float we[3 * 2 * 2 * 2 * 2];
+  for (int i = 0; i < 3 * 16; i++) we[i] = rnd() / 4;
+  we[0] = INFINITY;       /* oc 0, c 0, tap (0, 0, 0) */
+  we[16 + 7] = -INFINITY; /* oc 1, c 0, tap (1, 1, 1) */
+  we[32 + 8 + 3] = NAN;   /* oc 2, c 1 */
+  we[2] = 1e-40f, we[16 + 3] = 3e38f, we[32 + 5] = -1e30f;
+  x = pair_new(5, D(1, 2, 3, 4, 5), NULL, 1), w = pair_new(5, D(3, 2, 2, 2, 2), we, 1);
+  conv(x, w, NULL, a, 1, "3-D edge weights, pads 1");
+  pair_free(&x);
+  pair_free(&w);
+  /* f16 and bf16 (through f32): small multiples of 1/2, exact sums */
+  {
+    float xv16[2 * 3 * 4 * 5 * 6], wv16[4 * 3 * 2 * 3 * 2], bv16[4];
+    for (int i = 0; i < (int)(sizeof xv16 / 4); i++)
+      xv16[i] = (float)((i * 7) % 9 - 4) / 2;
+    for (int i = 0; i < (int)(sizeof wv16 / 4); i++)
+      wv16[i] = (float)((i * 5) % 7 - 3) / 2;
+    for (int i = 0; i < 4; i++) bv16[i] = (float)i - 1.5f;
+    static const dml_dtype_t hdt[2] = {DML_DTYPE_F16, DML_DTYPE_BF16};
+    for (int h = 0; h < 2; h++) {
+      pair_t hx = typed_pair(hdt[h], 5, D(2, 3, 4, 5, 6), xv16),
+             hw = typed_pair(hdt[h], 5, D(4, 3, 2, 3, 2), wv16),
+             hb = typed_pair(hdt[h], 1, D(4), bv16);
+      dml_attr_t ha[2] = {ints_attr("pads", D(1, 0, 1, 0, 1, 1), 6),
+                          ints_attr("strides", D(1, 2, 2), 3)};
+      char wh[96];
+      snprintf(wh, sizeof wh, "3-D %s X [2,3,4,5,6], W [4,3,2,3,2]",
+               dml_dtype_name(hdt[h]));
+      compare_typed("Conv", (dml_rt_tensor_t[]){hx.c, hw.c, hb.c},
+                    (dml_rt_tensor_t[]){hx.v, hw.v, hb.v}, 3, ha, 2, wh);
+      pair_free(&hx);
+      pair_free(&hw);
+      pair_free(&hb);
+    }
+  }
+  /* the errors, on both devices: W's channels disagree with X's */
+  x = pair_new(5, D(1, 3, 4, 4, 4), NULL, 4), w = pair_new(5, D(2, 2, 2, 2, 2), NULL, 4);
+  dml_rt_tensor_t y, bc[2] = {x.c, w.c}, bv[2] = {x.v, w.v};
+  CHECK_ERROR(dml_rt_tensor_op("Conv", bc, 2, NULL, 0, &y, 1),
+              DML_STATUS_INVALID_ARGUMENT, "Conv: shape mismatch");
+  CHECK_ERROR(dml_rt_tensor_op("Conv", bv, 2, NULL, 0, &y, 1),
+              DML_STATUS_INVALID_ARGUMENT, "Conv: shape mismatch");
+  CHECK_ERROR(dml_rt_tensor_op("Conv", bv, 2, NULL, 0, &y, 1),
+              DML_STATUS_INVALID_ARGUMENT, "[1,3,4,4,4]");
+  pair_free(&x);
+  pair_free(&w);
+  g_rng = rng_saved;
+}
+
 /* Einsum: the eager op on the CPU (composed) against the CPU's Einsum
  * kernel (dml_cpu_run, double sums) within 1e-5 of the sum of the
  * products' magnitudes (the kernel on the inputs' absolute values), and on
@@ -4303,6 +4436,8 @@ int main(void) {
   RUN_IF(test_bn_train);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_conv_transpose);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN_IF(test_conv3d);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_pool_indices);
   CHECK(dml_rt_device_bytes(g_vk) == start);
