@@ -694,6 +694,14 @@ static dml_status_t pick(dml_rt_tensor_t t, int64_t axis, int64_t d, int32_t r,
   return e;
 }
 
+/* One activation of an RNN (dml_cpu_rnn_activations) with its alpha and
+ * beta as scalars of X's dtype on the device (Affine and ScaledTanh; NONE
+ * for the table's ops, which take them as attributes). */
+typedef struct {
+  const dml_cpu_rnn_act_t *a;
+  dml_rt_tensor_t alpha, beta;
+} rnn_fn_t;
+
 /* The operands of one direction of an RNN (rnn_dir). */
 typedef struct {
   dml_op_t id;
@@ -706,7 +714,8 @@ typedef struct {
   dml_rt_tensor_t h, c;     /* the state [B, H] (c: LSTM) */
   dml_rt_tensor_t mask;     /* [S, B, 1] bool: t < sequence_lens[b] (NONE without) */
   dml_rt_tensor_t zero, one, cmin,
-      cmax; /* scalars of X's dtype (cmin: NONE without clip) */
+      cmax;                     /* scalars of X's dtype (cmin: NONE without clip) */
+  const rnn_fn_t *fa, *ga, *ha; /* the activations f, g, h (RNN: f; GRU: f, g) */
 } rnn_dir_t;
 
 /* v clipped to [cmin, cmax] when clip is set (in place). */
@@ -721,16 +730,45 @@ static dml_status_t rnn_clip(const rnn_dir_t *r, dml_rt_tensor_t *v) {
   return e;
 }
 
-/* act(clip(v)) in place, act "Sigmoid" or "Tanh" */
-static dml_status_t rnn_act(const rnn_dir_t *r, const char *act, dml_rt_tensor_t *v) {
-  dml_status_t e = rnn_clip(r, v);
+/* f(v) in place for activation f: a table op with alpha and beta as its
+ * attributes "alpha" and "beta" (A0, A1 of ew_ops.def; 1 dispatch),
+ * Affine alpha v + beta (Mul, Add) or ScaledTanh alpha tanh(beta v) (Mul,
+ * Tanh, Mul), each step rounded to X's dtype (the CPU's kernel: double,
+ * rounded once). */
+static dml_status_t rnn_apply(const rnn_fn_t *f, dml_rt_tensor_t *v) {
+  const dml_cpu_rnn_act_t *a = f->a;
   dml_rt_tensor_t y = NONE;
-  if (!e) e = op1(act, *v, NULL, 0, &y);
+  dml_status_t e = DML_OK;
+  if (a->form == DML_CPU_RNN_AFFINE) {
+    e = op2("Mul", *v, f->alpha, &y);
+    if (!e) e = op2_into("Add", &y, f->beta);
+  } else if (a->form == DML_CPU_RNN_SCALED_TANH) {
+    e = op2("Mul", *v, f->beta, &y);
+    dml_rt_tensor_t t = NONE;
+    if (!e) e = op1("Tanh", y, NULL, 0, &t);
+    drop(&y);
+    if (!e) e = op2("Mul", t, f->alpha, &y);
+    drop(&t);
+  } else {
+    dml_attr_t at[2];
+    memset(at, 0, sizeof at);
+    at[0].name = "alpha", at[0].kind = DML_ATTR_FLOAT, at[0].f = a->alpha;
+    at[1].name = "beta", at[1].kind = DML_ATTR_FLOAT, at[1].f = a->beta;
+    e = op1(dml_op_name(a->op), *v, at, (uint32_t)a->n_params, &y);
+  }
   if (!e) {
     drop(v);
     *v = y;
+  } else {
+    drop(&y);
   }
   return e;
+}
+
+/* f(clip(v)) in place */
+static dml_status_t rnn_act(const rnn_dir_t *r, const rnn_fn_t *f, dml_rt_tensor_t *v) {
+  dml_status_t e = rnn_clip(r, v);
+  return e ? e : rnn_apply(f, v);
 }
 
 /* One step of direction r at time t: the new state into r->h (r->c),
@@ -746,13 +784,13 @@ static dml_status_t rnn_step(rnn_dir_t *r, int64_t t, dml_rt_tensor_t *yt) {
   if (!e) e = op2("MatMul", r->h, r->rt, &g); /* [B, GH] (GRU: [B, 2H]) */
   if (r->id == DML_OP_RNN) {
     if (!e) e = op2_into("Add", &g, xt);
-    if (!e) e = rnn_act(r, "Tanh", &g);
+    if (!e) e = rnn_act(r, r->fa, &g);
     if (!e) hn = g, g = NONE;
   } else if (r->id == DML_OP_GRU) { /* gates z, r, h */
     /* q: 0 xt's z and r, 1 z, 2 r, 3 xt's h, 4 the recurrent h term, 5 r * H */
     if (!e) e = sl(xt, 1, 0, 2 * H, &q[0]);
     if (!e) e = op2_into("Add", &g, q[0]);
-    if (!e) e = rnn_act(r, "Sigmoid", &g);
+    if (!e) e = rnn_act(r, r->fa, &g);
     if (!e) e = sl(g, 1, 0, H, &q[1]);
     if (!e) e = sl(g, 1, H, 2 * H, &q[2]);
     if (!e) e = sl(xt, 1, 2 * H, 3 * H, &q[3]);
@@ -766,7 +804,7 @@ static dml_status_t rnn_step(rnn_dir_t *r, int64_t t, dml_rt_tensor_t *yt) {
       if (!e && r->rbh.id) e = op2_into("Add", &q[4], r->rbh);
     }
     if (!e) e = op2("Add", q[3], q[4], &hn); /* h~ */
-    if (!e) e = rnn_act(r, "Tanh", &hn);
+    if (!e) e = rnn_act(r, r->ga, &hn);
     /* (1 - z) h~ + z H */
     if (!e) e = op2("Sub", r->one, q[1], &q[6]);
     if (!e) e = op2_into("Mul", &hn, q[6]);
@@ -783,16 +821,16 @@ static dml_status_t rnn_step(rnn_dir_t *r, int64_t t, dml_rt_tensor_t *yt) {
     }
     if (!e && r->p[0].id) e = op2("Mul", r->p[0], r->c, &q[4]);
     if (!e && r->p[0].id) e = op2_into("Add", &q[0], q[4]);
-    if (!e) e = rnn_act(r, "Sigmoid", &q[0]);
+    if (!e) e = rnn_act(r, r->fa, &q[0]);
     if (r->input_forget) {
       if (!e) drop(&q[2]);
       if (!e) e = op2("Sub", r->one, q[0], &q[2]);
     } else {
       if (!e && r->p[2].id) e = op2("Mul", r->p[2], r->c, &q[5]);
       if (!e && r->p[2].id) e = op2_into("Add", &q[2], q[5]);
-      if (!e) e = rnn_act(r, "Sigmoid", &q[2]);
+      if (!e) e = rnn_act(r, r->fa, &q[2]);
     }
-    if (!e) e = rnn_act(r, "Tanh", &q[3]);
+    if (!e) e = rnn_act(r, r->ga, &q[3]);
     /* C = f C + i c~ */
     if (!e) e = op2("Mul", q[2], r->c, &cn);
     if (!e) e = op2_into("Mul", &q[3], q[0]);
@@ -800,8 +838,10 @@ static dml_status_t rnn_step(rnn_dir_t *r, int64_t t, dml_rt_tensor_t *yt) {
     drop(&q[4]);
     if (!e && r->p[1].id) e = op2("Mul", r->p[1], cn, &q[4]);
     if (!e && r->p[1].id) e = op2_into("Add", &q[1], q[4]);
-    if (!e) e = rnn_act(r, "Sigmoid", &q[1]);
-    if (!e) e = op1("Tanh", cn, NULL, 0, &q[6]);
+    if (!e) e = rnn_act(r, r->fa, &q[1]);
+    if (!e) e = dml_rt_tensor_retain(cn);
+    if (!e) q[6] = cn;
+    if (!e) e = rnn_apply(r->ha, &q[6]); /* h(C): no clip, as the CPU's */
     if (!e) e = op2("Mul", q[1], q[6], &hn);
   }
   /* past sequence_lens[b]: Y 0, the state kept */
@@ -851,23 +891,21 @@ static dml_status_t rnn_step(rnn_dir_t *r, int64_t t, dml_rt_tensor_t *yt) {
   return e;
 }
 
-/* Whether activation list entry `a` names `want` (case-insensitive). */
-static int act_is(const char *a, const char *want) {
-  for (; a && *a && *want; a++, want++)
-    if ((*a | 32) != (*want | 32)) return 0;
-  return a && !*a && !*want;
-}
-
 /* RNN, GRU and LSTM on a GPU (ONNX RNN-14, GRU-14, LSTM-14), composed of
  * the library's kernels per time step, as the CPU's rnn_dir: per
  * direction X W^T of every step as one MatMul (+ the biases that add
  * outside the recurrence), then per step H R^T (one MatMul; GRU: two),
- * the gates by the elementwise kernels (Add, Mul, Sub, Sigmoid, Tanh,
- * Clip), sequence_lens by a [seq, batch] mask (Less) and Where; the steps'
- * rows and the directions concatenated at the end. f32 and f64 X; the
- * default activations only (Tanh; Sigmoid, Tanh; Sigmoid, Tanh, Tanh).
- * Errors: UNIMPLEMENTED for other activations or another dtype;
- * INVALID_ARGUMENT for the shapes the CPU's kernel refuses. */
+ * the gates by the elementwise kernels (Add, Mul, Sub, Clip, the
+ * activations), sequence_lens by a [seq, batch] mask (Less) and Where; the
+ * steps' rows and the directions concatenated at the end. f32 and f64 X.
+ * The activations (`activations`, `activation_alpha`, `activation_beta`)
+ * as the CPU's kernel reads them (dml_cpu_rnn_activations), each run by
+ * rnn_apply: the formula table's op (Relu, Tanh, Sigmoid, LeakyRelu,
+ * ThresholdedRelu, HardSigmoid, Elu, Softsign, Softplus; 1 dispatch),
+ * Affine (2) or ScaledTanh (3). Errors: UNIMPLEMENTED for another dtype,
+ * an activation name ONNX does not list, or an activation's kernel the
+ * library lacks for X's dtype (that op's error); INVALID_ARGUMENT for the
+ * shapes and attributes the CPU's kernel refuses. */
 static dml_status_t rnn_op(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tensor_t *in,
                            uint32_t n, const dml_attr_t *attrs, uint32_t na,
                            const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out,
@@ -928,24 +966,15 @@ static dml_status_t rnn_op(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tenso
         D, (long long)(G * H), (long long)I, D, (long long)(G * H), (long long)H, D,
         (long long)(2 * G * H), (long long)B, (long long)s0, (long long)s1, (long long)H,
         D, (long long)(3 * H), (long long)H);
-  /* the activations: the defaults only */
-  const dml_attr_t *acts = dml_attr_find(attrs, na, "activations");
-  if (acts) {
-    static const char *const dflt[3][3] = {
-        {"tanh"}, {"sigmoid", "tanh"}, {"sigmoid", "tanh", "tanh"}};
-    const int k = id == DML_OP_RNN ? 0 : id == DML_OP_GRU ? 1 : 2;
-    int same = acts->kind == DML_ATTR_STRINGS &&
-               (acts->n == (size_t)(nact * D) || acts->n == (size_t)nact);
-    for (size_t i = 0; same && i < acts->n; i++)
-      same = act_is(acts->strings[i], dflt[k][i % (size_t)nact]);
-    if (!same)
-      return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
-                             "activations other than the defaults (%s) are not taken by "
-                             "the GPU's eager %s in this version",
-                             k == 0   ? "Tanh"
-                             : k == 1 ? "Sigmoid, Tanh"
-                                      : "Sigmoid, Tanh, Tanh",
-                             opn);
+  /* the activations, as the CPU's kernel reads them */
+  dml_cpu_rnn_act_t av[DML_CPU_RNN_MAX_ACTS];
+  {
+    dml_cpu_call_t call;
+    memset(&call, 0, sizeof call);
+    call.op = id;
+    call.attrs = attrs;
+    call.n_attrs = na;
+    DML_RETURN_IF_ERROR(on_dev(dml_cpu_rnn_activations(&call, D, av), id, dev));
   }
   const int has_clip = dml_attr_find(attrs, na, "clip") != NULL;
   const double clip = dml_attr_float(attrs, na, "clip", 0.0);
@@ -957,11 +986,19 @@ static dml_status_t rnn_op(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tenso
   dml_rt_tensor_t xl = NONE, mask = NONE, zero = NONE, one = NONE, cmin = NONE,
                   cmax = NONE;
   dml_rt_tensor_t yd[2] = {NONE, NONE}, hd[2] = {NONE, NONE}, cd[2] = {NONE, NONE};
+  rnn_fn_t fn[DML_CPU_RNN_MAX_ACTS];
+  for (int i = 0; i < nact * D; i++) {
+    fn[i].a = &av[i], fn[i].alpha = fn[i].beta = NONE;
+    if (av[i].form == DML_CPU_RNN_OP || e) continue;
+    e = dml_rt_tensor_full(dev, dt, 0, NULL, av[i].alpha, &fn[i].alpha);
+    if (!e) e = dml_rt_tensor_full(dev, dt, 0, NULL, av[i].beta, &fn[i].beta);
+  }
   dml_rt_tensor_t *ys = (dml_rt_tensor_t *)calloc(S > 0 ? (size_t)S : 1, sizeof *ys);
-  if (!ys) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, opn, "out of memory");
+  if (!ys && !e) e = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, opn, "out of memory");
   for (uint32_t o = 0; o < n_out; o++) out[o] = NONE;
   /* X as [S, B, I] (layout 1: a transposed view) */
-  if (layout) {
+  if (e) {
+  } else if (layout) {
     const int64_t perm[3] = {1, 0, 2};
     e = dml_rt_tensor_transpose(in[0], perm, &xl);
   } else {
@@ -993,6 +1030,8 @@ static dml_status_t rnn_op(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tenso
     r.input_forget = id == DML_OP_LSTM && dml_attr_int(attrs, na, "input_forget", 0) != 0;
     r.rev = rev_only || d == 1;
     r.mask = mask, r.zero = zero, r.one = one, r.cmin = cmin, r.cmax = cmax;
+    r.fa = &fn[d * nact], r.ga = &fn[d * nact + (nact > 1)],
+    r.ha = &fn[d * nact + (nact > 2) * 2];
     const int64_t gh_i[2] = {GH, I}, gh_h[2] = {GH, H}, bh[2] = {B, H},
                   two_gh[1] = {2 * GH}, p3[1] = {3 * H}, perm2[2] = {1, 0};
     dml_rt_tensor_t w = NONE, wt = NONE, rr = NONE, rt = NONE, bb = NONE, bs = NONE,
@@ -1120,6 +1159,10 @@ static dml_status_t rnn_op(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tenso
   drop(&one);
   drop(&cmin);
   drop(&cmax);
+  for (int i = 0; i < nact * D; i++) {
+    drop(&fn[i].alpha);
+    drop(&fn[i].beta);
+  }
   free(ys);
   if (e)
     for (uint32_t o = 0; o < n_out; o++) drop(&out[o]);

@@ -170,6 +170,34 @@ dml_status_t dml_cpu_pool_geometry(const dml_cpu_call_t *call, int64_t *k, int64
                                    int64_t *d, int64_t *pb, int64_t *pe, int include_pad,
                                    int64_t *const *cnt);
 
+/* One activation of RNN, GRU or LSTM (ONNX RNN-14 "Activation
+ * functions"): `op` an op of the formula table (ew_ops.def: Relu, Tanh,
+ * Sigmoid, LeakyRelu, ThresholdedRelu, HardSigmoid, Elu, Softsign,
+ * Softplus) whose first n_params attributes (A0 "alpha", A1 "beta") are
+ * alpha and beta; or, op DML_OP_INVALID, `form` DML_CPU_RNN_AFFINE
+ * (alpha x + beta) or DML_CPU_RNN_SCALED_TANH (alpha tanh(beta x)). */
+enum { DML_CPU_RNN_OP = 0, DML_CPU_RNN_AFFINE = 1, DML_CPU_RNN_SCALED_TANH = 2 };
+typedef struct dml_cpu_rnn_act {
+  dml_op_t op;
+  int form, n_params;
+  double alpha, beta;
+} dml_cpu_rnn_act_t;
+#define DML_CPU_RNN_MAX_ACTS 6
+
+/* The activations the CPU's RNN, GRU or LSTM kernel (call's op and
+ * attributes `activations`, `activation_alpha`, `activation_beta`; no
+ * tensors read) applies, for the eager paths of other devices
+ * (runtime/dml_tensor_compose.c): per direction n = 1 (RNN), 2 (GRU) or 3
+ * (LSTM) of them, direction d's at acts[d * n .. d * n + n - 1] (dirs 1
+ * or 2; DML_CPU_RNN_MAX_ACTS at most); the defaults (Tanh; Sigmoid, Tanh;
+ * Sigmoid, Tanh, Tanh) without `activations`; names case-insensitive; a
+ * list of n for both directions when bidirectional; alpha and beta taken in
+ * order by the activations that take them, else the ONNX op's defaults.
+ * Errors: the kernel's (INVALID_ARGUMENT for a list of another length or
+ * not of strings; UNIMPLEMENTED for a name outside the ONNX list). */
+dml_status_t dml_cpu_rnn_activations(const dml_cpu_call_t *call, int dirs,
+                                     dml_cpu_rnn_act_t *acts);
+
 /* Pad's source coordinate along one dim (the CPU kernel's map, also the
  * eager path's on other devices): output coordinate o with begin pad pb
  * over an input dim of n > 0 in mode m (0 constant: -1 in the padding, 1
