@@ -4355,8 +4355,8 @@ static dml_status_t rnn_rule(ictx_t *c, int64_t gates) {
   const char *dir = "forward";
   int64_t layout = 0, hs = 0;
   DML_RETURN_IF_ERROR(attr_string(c, "direction", "forward", &dir));
-  int64_t nd = strcmp(dir, "bidirectional") == 0 ? 2 : 1;
-  if (nd == 1 && strcmp(dir, "forward") != 0 && strcmp(dir, "reverse") != 0)
+  const int64_t nd = dml_shape_rnn_directions(dir); /* as the eager rule's */
+  if (!nd)
     return fail(c, INVALID, "direction \"%s\" is not forward, reverse or bidirectional",
                 dir);
   DML_RETURN_IF_ERROR(attr_int(c, "layout", 0, &layout));

@@ -176,90 +176,6 @@ static inline dml_status_t rule_err(dml_status_t s, dml_op_t id,
   return s ? restate(s, id, d->name) : DML_OK; /* no call on success */
 }
 
-/* The eager dims of RNN, GRU and LSTM (the op table's rule, ir/infer.c
- * rnn_rule): X [seq, batch, input] (layout 1: [batch, seq, input]), R's
- * dims[2] the hidden size H, D 2 for `direction` bidirectional, else 1: Y
- * [seq, D, batch, H] ([batch, seq, D, H]), Y_h and Y_c [D, batch, H]
- * ([batch, D, H]), X's dtype. The other shape checks are the kernels'
- * (the CPU's rnn_geo; dml_tensor_compose.c's on a GPU). Errors:
- * INVALID_ARGUMENT for X, W or R not of rank 3, a direction or layout
- * ONNX does not define, more outputs than the op has. */
-static dml_status_t rnn_outputs(dml_cpu_call_t *c) {
-  const char *opn = dml_op_name(c->op);
-  const dml_op_info_t *info = dml_op_info(c->op);
-  if (c->n_inputs < 3 || c->n_outputs < 1 || (int)c->n_outputs > info->max_outputs ||
-      (int)c->n_inputs > info->max_inputs)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
-                           "takes %d to %d inputs and %d to %d outputs, got %u and %u",
-                           info->min_inputs, info->max_inputs, info->min_outputs,
-                           info->max_outputs, c->n_inputs, c->n_outputs);
-  const dml_tensor_t *x = &c->inputs[0], *r = &c->inputs[2];
-  if (!x->dtype || !c->inputs[1].dtype || !r->dtype || x->rank != 3 ||
-      c->inputs[1].rank != 3 || r->rank != 3)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
-                           "X, W and R are required, each of rank 3");
-  const char *dir = dml_attr_string(c->attrs, c->n_attrs, "direction", "forward");
-  const int64_t D = !strcmp(dir, "bidirectional") ? 2 : 1;
-  if (D == 1 && strcmp(dir, "forward") && strcmp(dir, "reverse"))
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
-                           "direction \"%s\" is not forward, reverse or bidirectional",
-                           dir);
-  const int64_t layout = dml_attr_int(c->attrs, c->n_attrs, "layout", 0);
-  if (layout != 0 && layout != 1)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn, "layout %lld must be 0 or 1",
-                           (long long)layout);
-  const int64_t S = x->dims[layout ? 1 : 0], B = x->dims[layout ? 0 : 1], H = r->dims[2];
-  for (uint32_t o = 0; o < c->n_outputs; o++) {
-    dml_tensor_t *y = &c->outputs[o];
-    y->dtype = x->dtype;
-    if (o == 0) {
-      const int64_t d[4] = {layout ? B : S, layout ? S : D, layout ? D : B, H};
-      y->rank = 4;
-      memcpy(y->dims, d, sizeof d);
-    } else {
-      const int64_t d[3] = {layout ? B : D, layout ? D : B, H};
-      y->rank = 3;
-      memcpy(y->dims, d, sizeof d);
-    }
-  }
-  return DML_OK;
-}
-
-/* The eager shape rule of call c (dml_cpu_eager_outputs), with
- * LayerNormalization's optional outputs Mean and InvStdDev (2 or 3
- * outputs), which the CPU's eager rule leaves out: as the op table's shape
- * rule (ir/infer.c infer_layernorm) gives them, X's dims with those from
- * `axis` on made 1, of the dtype `stash_type` names (ONNX code, default 1:
- * f32); and the RNNs' (rnn_outputs), which it has no rule for. Errors: the
- * rule's; INVALID_ARGUMENT for a stash_type dmlc has no dtype for. */
-static dml_status_t eager_outputs(dml_cpu_call_t *c) {
-  if (c->op == DML_OP_RNN || c->op == DML_OP_GRU || c->op == DML_OP_LSTM)
-    return rnn_outputs(c);
-  const uint32_t no = c->n_outputs;
-  if (c->op != DML_OP_LAYER_NORMALIZATION || no < 2 || no > 3 || c->n_inputs < 1)
-    return dml_cpu_eager_outputs(c);
-  c->n_outputs = 1;
-  dml_status_t s = dml_cpu_eager_outputs(c);
-  c->n_outputs = no;
-  if (s) return s;
-  const dml_tensor_t *x = &c->inputs[0];
-  const int64_t code = dml_attr_int(c->attrs, c->n_attrs, "stash_type", 1);
-  const dml_dtype_t st = dml_dtype_from_onnx_code(code);
-  if (st == DML_DTYPE_INVALID || !dml_dtype_is_float(st))
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "LayerNormalization",
-                           "stash_type %lld is not an ONNX float dtype code",
-                           (long long)code);
-  int64_t axis = dml_attr_int(c->attrs, c->n_attrs, "axis", -1);
-  if (axis < 0) axis += x->rank; /* in range: the rule checked it */
-  for (uint32_t i = 1; i < no; i++) {
-    dml_tensor_t *o = &c->outputs[i];
-    o->dtype = st;
-    o->rank = x->rank;
-    for (int32_t d = 0; d < x->rank; d++) o->dims[d] = d < axis ? x->dims[d] : 1;
-  }
-  return DML_OK;
-}
-
 /* Error s of a step of op `id` run as other ops (CastLike as Cast, Sum as
  * Add, ...) named by op `id`, reason and details kept. */
 static dml_status_t as_op(dml_status_t s, dml_op_t id) {
@@ -677,7 +593,7 @@ static dml_status_t run_host(dml_rt_device_t *d, dml_op_t opid, const dml_tensor
     for (uint32_t i = 0; i < n_out; i++) y[i] = fixed_out[i];
   } else {
     call.output_capacity = cap;
-    DML_RETURN_IF_ERROR(rule_err(eager_outputs(&call), opid, d));
+    DML_RETURN_IF_ERROR(rule_err(dml_cpu_eager_outputs(&call), opid, d));
     call.output_capacity = NULL;
   }
   uint64_t bytes[DML_MAX_EAGER_OUTPUTS];
@@ -1584,7 +1500,7 @@ static dml_status_t rule_dims_n(const dml_rt_device_t *dev, dml_op_t id, slot_t 
   call.output_capacity = cap;
   call.attrs = attrs;
   call.n_attrs = n_attrs;
-  if (!e) e = rule_err(eager_outputs(&call), id, dev);
+  if (!e) e = rule_err(dml_cpu_eager_outputs(&call), id, dev);
   for (uint32_t j = 0; j < n; j++) free(owned[j]);
   return e;
 }
@@ -2382,7 +2298,9 @@ static dml_status_t eager_conv(dml_rt_device_t *dev, int32_t k, const dml_rt_ten
   if (x[0]->rank != 4 && x[0]->rank != 3)
     return dml_status_make(
         DML_STATUS_UNIMPLEMENTED, opn,
-        "the GPU's eager Conv is 1-D or 2-D (X of rank 3 or 4, not %d)", (int)x[0]->rank);
+        "the GPU's eager Conv kernel is 1-D or 2-D (X of rank 3 or 4, not %d; 3-D is "
+        "composed of it, beyond 3-D is not done)",
+        (int)x[0]->rank);
   int r = x[0]->rank - 2; /* spatial dims; 1-D as H = 1 */
   size_t ns = 0, nd = 0, np = 0;
   const int64_t *st = dml_attr_ints(attrs, n_attrs, "strides", &ns);

@@ -22,6 +22,7 @@
 
 #include "dml_cpu.h"
 #include "dml_einsum.h"
+#include "dml_shape.h"
 #include "dml_tensor_eager.h"
 
 #define NONE DML_RT_TENSOR_NONE
@@ -101,6 +102,30 @@ static dml_status_t on_dev(dml_status_t s, dml_op_t id, dml_rt_device_t *dev) {
   if (dml_status_details(s)[0]) r = dml_status_detail(r, "%s", dml_status_details(s));
   dml_status_free(s);
   return r;
+}
+
+/* The prologue of every composed op `id` on device dev, in this order:
+ * UNIMPLEMENTED for an attribute outside `ok` (only_attrs);
+ * INVALID_ARGUMENT naming the inputs when one that `need` marks (bit j:
+ * input j) is absent; the op's eager shape rule (dml_rt_eager_rule: its
+ * dims checks, errors naming the op and the device) into y[0 .. n_out-1];
+ * the infos of inputs 0 .. n_info-1 (at most n) into info[] (zeroed for an
+ * absent one). */
+static dml_status_t prologue(dml_rt_device_t *dev, dml_op_t id, const char *const *ok,
+                             uint32_t need, const dml_rt_tensor_t *in, uint32_t n,
+                             const dml_attr_t *attrs, uint32_t na, dml_tensor_t *y,
+                             uint32_t n_out, dml_rt_tensor_info_t *info,
+                             uint32_t n_info) {
+  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
+  for (uint32_t j = 0; j < 32; j++)
+    if ((need >> j & 1u) && (j >= n || !in[j].id))
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id),
+                             "input %u is required (%u inputs given)", j, n);
+  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, y, n_out));
+  if (n_info) memset(info, 0, sizeof *info * n_info);
+  for (uint32_t j = 0; j < n_info && j < n; j++)
+    if (in[j].id) DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[j], &info[j]));
+  return DML_OK;
 }
 
 static int is_half(dml_dtype_t d) {
@@ -225,10 +250,9 @@ static dml_status_t layer_norm(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
                                uint32_t n, const dml_attr_t *attrs, uint32_t na,
                                const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
   static const char *const ok[] = {"axis", "epsilon", "stash_type", NULL};
-  DML_RETURN_IF_ERROR(only_attrs(DML_OP_LAYER_NORMALIZATION, attrs, na, ok));
   dml_tensor_t y;
   DML_RETURN_IF_ERROR(
-      dml_rt_eager_rule(dev, DML_OP_LAYER_NORMALIZATION, in, n, attrs, na, &y, 1));
+      prologue(dev, DML_OP_LAYER_NORMALIZATION, ok, 0, in, n, attrs, na, &y, 1, NULL, 0));
   if (n < 2 || !in[1].id)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "LayerNormalization",
                            "Scale (input 1) is required");
@@ -306,9 +330,8 @@ static dml_status_t instance_norm(dml_rt_device_t *dev, const dml_rt_tensor_t *i
                                   const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
   static const char *const ok[] = {"epsilon", NULL};
   const dml_op_t id = DML_OP_INSTANCE_NORMALIZATION;
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0, in, n, attrs, na, &y, 1, NULL, 0));
   if (n != 3 || x->rank < 3)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "InstanceNormalization",
                            "X [N, C, spatial...], scale, B: %u inputs of X rank %d", n,
@@ -671,6 +694,14 @@ static dml_status_t pick(dml_rt_tensor_t t, int64_t axis, int64_t d, int32_t r,
   return e;
 }
 
+/* One activation of an RNN (dml_cpu_rnn_activations) with its alpha and
+ * beta as scalars of X's dtype on the device (Affine and ScaledTanh; NONE
+ * for the table's ops, which take them as attributes). */
+typedef struct {
+  const dml_cpu_rnn_act_t *a;
+  dml_rt_tensor_t alpha, beta;
+} rnn_fn_t;
+
 /* The operands of one direction of an RNN (rnn_dir). */
 typedef struct {
   dml_op_t id;
@@ -683,7 +714,8 @@ typedef struct {
   dml_rt_tensor_t h, c;     /* the state [B, H] (c: LSTM) */
   dml_rt_tensor_t mask;     /* [S, B, 1] bool: t < sequence_lens[b] (NONE without) */
   dml_rt_tensor_t zero, one, cmin,
-      cmax; /* scalars of X's dtype (cmin: NONE without clip) */
+      cmax;                     /* scalars of X's dtype (cmin: NONE without clip) */
+  const rnn_fn_t *fa, *ga, *ha; /* the activations f, g, h (RNN: f; GRU: f, g) */
 } rnn_dir_t;
 
 /* v clipped to [cmin, cmax] when clip is set (in place). */
@@ -698,16 +730,45 @@ static dml_status_t rnn_clip(const rnn_dir_t *r, dml_rt_tensor_t *v) {
   return e;
 }
 
-/* act(clip(v)) in place, act "Sigmoid" or "Tanh" */
-static dml_status_t rnn_act(const rnn_dir_t *r, const char *act, dml_rt_tensor_t *v) {
-  dml_status_t e = rnn_clip(r, v);
+/* f(v) in place for activation f: a table op with alpha and beta as its
+ * attributes "alpha" and "beta" (A0, A1 of ew_ops.def; 1 dispatch),
+ * Affine alpha v + beta (Mul, Add) or ScaledTanh alpha tanh(beta v) (Mul,
+ * Tanh, Mul), each step rounded to X's dtype (the CPU's kernel: double,
+ * rounded once). */
+static dml_status_t rnn_apply(const rnn_fn_t *f, dml_rt_tensor_t *v) {
+  const dml_cpu_rnn_act_t *a = f->a;
   dml_rt_tensor_t y = NONE;
-  if (!e) e = op1(act, *v, NULL, 0, &y);
+  dml_status_t e = DML_OK;
+  if (a->form == DML_CPU_RNN_AFFINE) {
+    e = op2("Mul", *v, f->alpha, &y);
+    if (!e) e = op2_into("Add", &y, f->beta);
+  } else if (a->form == DML_CPU_RNN_SCALED_TANH) {
+    e = op2("Mul", *v, f->beta, &y);
+    dml_rt_tensor_t t = NONE;
+    if (!e) e = op1("Tanh", y, NULL, 0, &t);
+    drop(&y);
+    if (!e) e = op2("Mul", t, f->alpha, &y);
+    drop(&t);
+  } else {
+    dml_attr_t at[2];
+    memset(at, 0, sizeof at);
+    at[0].name = "alpha", at[0].kind = DML_ATTR_FLOAT, at[0].f = a->alpha;
+    at[1].name = "beta", at[1].kind = DML_ATTR_FLOAT, at[1].f = a->beta;
+    e = op1(dml_op_name(a->op), *v, at, (uint32_t)a->n_params, &y);
+  }
   if (!e) {
     drop(v);
     *v = y;
+  } else {
+    drop(&y);
   }
   return e;
+}
+
+/* f(clip(v)) in place */
+static dml_status_t rnn_act(const rnn_dir_t *r, const rnn_fn_t *f, dml_rt_tensor_t *v) {
+  dml_status_t e = rnn_clip(r, v);
+  return e ? e : rnn_apply(f, v);
 }
 
 /* One step of direction r at time t: the new state into r->h (r->c),
@@ -723,13 +784,13 @@ static dml_status_t rnn_step(rnn_dir_t *r, int64_t t, dml_rt_tensor_t *yt) {
   if (!e) e = op2("MatMul", r->h, r->rt, &g); /* [B, GH] (GRU: [B, 2H]) */
   if (r->id == DML_OP_RNN) {
     if (!e) e = op2_into("Add", &g, xt);
-    if (!e) e = rnn_act(r, "Tanh", &g);
+    if (!e) e = rnn_act(r, r->fa, &g);
     if (!e) hn = g, g = NONE;
   } else if (r->id == DML_OP_GRU) { /* gates z, r, h */
     /* q: 0 xt's z and r, 1 z, 2 r, 3 xt's h, 4 the recurrent h term, 5 r * H */
     if (!e) e = sl(xt, 1, 0, 2 * H, &q[0]);
     if (!e) e = op2_into("Add", &g, q[0]);
-    if (!e) e = rnn_act(r, "Sigmoid", &g);
+    if (!e) e = rnn_act(r, r->fa, &g);
     if (!e) e = sl(g, 1, 0, H, &q[1]);
     if (!e) e = sl(g, 1, H, 2 * H, &q[2]);
     if (!e) e = sl(xt, 1, 2 * H, 3 * H, &q[3]);
@@ -743,7 +804,7 @@ static dml_status_t rnn_step(rnn_dir_t *r, int64_t t, dml_rt_tensor_t *yt) {
       if (!e && r->rbh.id) e = op2_into("Add", &q[4], r->rbh);
     }
     if (!e) e = op2("Add", q[3], q[4], &hn); /* h~ */
-    if (!e) e = rnn_act(r, "Tanh", &hn);
+    if (!e) e = rnn_act(r, r->ga, &hn);
     /* (1 - z) h~ + z H */
     if (!e) e = op2("Sub", r->one, q[1], &q[6]);
     if (!e) e = op2_into("Mul", &hn, q[6]);
@@ -760,16 +821,16 @@ static dml_status_t rnn_step(rnn_dir_t *r, int64_t t, dml_rt_tensor_t *yt) {
     }
     if (!e && r->p[0].id) e = op2("Mul", r->p[0], r->c, &q[4]);
     if (!e && r->p[0].id) e = op2_into("Add", &q[0], q[4]);
-    if (!e) e = rnn_act(r, "Sigmoid", &q[0]);
+    if (!e) e = rnn_act(r, r->fa, &q[0]);
     if (r->input_forget) {
       if (!e) drop(&q[2]);
       if (!e) e = op2("Sub", r->one, q[0], &q[2]);
     } else {
       if (!e && r->p[2].id) e = op2("Mul", r->p[2], r->c, &q[5]);
       if (!e && r->p[2].id) e = op2_into("Add", &q[2], q[5]);
-      if (!e) e = rnn_act(r, "Sigmoid", &q[2]);
+      if (!e) e = rnn_act(r, r->fa, &q[2]);
     }
-    if (!e) e = rnn_act(r, "Tanh", &q[3]);
+    if (!e) e = rnn_act(r, r->ga, &q[3]);
     /* C = f C + i c~ */
     if (!e) e = op2("Mul", q[2], r->c, &cn);
     if (!e) e = op2_into("Mul", &q[3], q[0]);
@@ -777,8 +838,10 @@ static dml_status_t rnn_step(rnn_dir_t *r, int64_t t, dml_rt_tensor_t *yt) {
     drop(&q[4]);
     if (!e && r->p[1].id) e = op2("Mul", r->p[1], cn, &q[4]);
     if (!e && r->p[1].id) e = op2_into("Add", &q[1], q[4]);
-    if (!e) e = rnn_act(r, "Sigmoid", &q[1]);
-    if (!e) e = op1("Tanh", cn, NULL, 0, &q[6]);
+    if (!e) e = rnn_act(r, r->fa, &q[1]);
+    if (!e) e = dml_rt_tensor_retain(cn);
+    if (!e) q[6] = cn;
+    if (!e) e = rnn_apply(r->ha, &q[6]); /* h(C): no clip, as the CPU's */
     if (!e) e = op2("Mul", q[1], q[6], &hn);
   }
   /* past sequence_lens[b]: Y 0, the state kept */
@@ -828,23 +891,21 @@ static dml_status_t rnn_step(rnn_dir_t *r, int64_t t, dml_rt_tensor_t *yt) {
   return e;
 }
 
-/* Whether activation list entry `a` names `want` (case-insensitive). */
-static int act_is(const char *a, const char *want) {
-  for (; a && *a && *want; a++, want++)
-    if ((*a | 32) != (*want | 32)) return 0;
-  return a && !*a && !*want;
-}
-
 /* RNN, GRU and LSTM on a GPU (ONNX RNN-14, GRU-14, LSTM-14), composed of
  * the library's kernels per time step, as the CPU's rnn_dir: per
  * direction X W^T of every step as one MatMul (+ the biases that add
  * outside the recurrence), then per step H R^T (one MatMul; GRU: two),
- * the gates by the elementwise kernels (Add, Mul, Sub, Sigmoid, Tanh,
- * Clip), sequence_lens by a [seq, batch] mask (Less) and Where; the steps'
- * rows and the directions concatenated at the end. f32 and f64 X; the
- * default activations only (Tanh; Sigmoid, Tanh; Sigmoid, Tanh, Tanh).
- * Errors: UNIMPLEMENTED for other activations or another dtype;
- * INVALID_ARGUMENT for the shapes the CPU's kernel refuses. */
+ * the gates by the elementwise kernels (Add, Mul, Sub, Clip, the
+ * activations), sequence_lens by a [seq, batch] mask (Less) and Where; the
+ * steps' rows and the directions concatenated at the end. f32 and f64 X.
+ * The activations (`activations`, `activation_alpha`, `activation_beta`)
+ * as the CPU's kernel reads them (dml_cpu_rnn_activations), each run by
+ * rnn_apply: the formula table's op (Relu, Tanh, Sigmoid, LeakyRelu,
+ * ThresholdedRelu, HardSigmoid, Elu, Softsign, Softplus; 1 dispatch),
+ * Affine (2) or ScaledTanh (3). Errors: UNIMPLEMENTED for another dtype,
+ * an activation name ONNX does not list, or an activation's kernel the
+ * library lacks for X's dtype (that op's error); INVALID_ARGUMENT for the
+ * shapes and attributes the CPU's kernel refuses. */
 static dml_status_t rnn_op(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tensor_t *in,
                            uint32_t n, const dml_attr_t *attrs, uint32_t na,
                            const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out,
@@ -859,12 +920,10 @@ static dml_status_t rnn_op(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tenso
   static const char *const ok_lstm[] = {
       "activation_alpha", "activation_beta", "activations",  "clip", "direction",
       "hidden_size",      "layout",          "input_forget", NULL};
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na,
-                                 id == DML_OP_RNN   ? ok_rnn
-                                 : id == DML_OP_GRU ? ok_gru
-                                                    : ok_lstm));
+  const char *const *ok = id == DML_OP_RNN ? ok_rnn : id == DML_OP_GRU ? ok_gru : ok_lstm;
   dml_tensor_t yr[DML_MAX_EAGER_OUTPUTS];
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, yr, n_out));
+  dml_rt_tensor_info_t it[8];
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0, in, n, attrs, na, yr, n_out, it, 8));
   if (x->dtype != DML_DTYPE_F32 && x->dtype != DML_DTYPE_F64)
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
                            "X of %s: the eager %s takes f32 and f64 (as the CPU's)",
@@ -872,13 +931,9 @@ static dml_status_t rnn_op(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tenso
   const int64_t G = id == DML_OP_RNN ? 1 : id == DML_OP_GRU ? 3 : 4;
   const int nact = id == DML_OP_RNN ? 1 : id == DML_OP_GRU ? 2 : 3;
   const char *dir = dml_attr_string(attrs, na, "direction", "forward");
-  const int D = !strcmp(dir, "bidirectional") ? 2 : 1, rev_only = !strcmp(dir, "reverse");
+  const int D = dml_shape_rnn_directions(dir), rev_only = !strcmp(dir, "reverse");
   const int64_t layout = dml_attr_int(attrs, na, "layout", 0);
   const int64_t S = x->dims[layout ? 1 : 0], B = x->dims[layout ? 0 : 1], I = x->dims[2];
-  dml_rt_tensor_info_t it[8];
-  memset(it, 0, sizeof it);
-  for (uint32_t j = 0; j < n && j < 8; j++)
-    if (in[j].id) DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[j], &it[j]));
   const int64_t H = it[2].dims[2];
   const int has[8] = {1,
                       1,
@@ -911,24 +966,15 @@ static dml_status_t rnn_op(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tenso
         D, (long long)(G * H), (long long)I, D, (long long)(G * H), (long long)H, D,
         (long long)(2 * G * H), (long long)B, (long long)s0, (long long)s1, (long long)H,
         D, (long long)(3 * H), (long long)H);
-  /* the activations: the defaults only */
-  const dml_attr_t *acts = dml_attr_find(attrs, na, "activations");
-  if (acts) {
-    static const char *const dflt[3][3] = {
-        {"tanh"}, {"sigmoid", "tanh"}, {"sigmoid", "tanh", "tanh"}};
-    const int k = id == DML_OP_RNN ? 0 : id == DML_OP_GRU ? 1 : 2;
-    int same = acts->kind == DML_ATTR_STRINGS &&
-               (acts->n == (size_t)(nact * D) || acts->n == (size_t)nact);
-    for (size_t i = 0; same && i < acts->n; i++)
-      same = act_is(acts->strings[i], dflt[k][i % (size_t)nact]);
-    if (!same)
-      return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
-                             "activations other than the defaults (%s) are not taken by "
-                             "the GPU's eager %s in this version",
-                             k == 0   ? "Tanh"
-                             : k == 1 ? "Sigmoid, Tanh"
-                                      : "Sigmoid, Tanh, Tanh",
-                             opn);
+  /* the activations, as the CPU's kernel reads them */
+  dml_cpu_rnn_act_t av[DML_CPU_RNN_MAX_ACTS];
+  {
+    dml_cpu_call_t call;
+    memset(&call, 0, sizeof call);
+    call.op = id;
+    call.attrs = attrs;
+    call.n_attrs = na;
+    DML_RETURN_IF_ERROR(on_dev(dml_cpu_rnn_activations(&call, D, av), id, dev));
   }
   const int has_clip = dml_attr_find(attrs, na, "clip") != NULL;
   const double clip = dml_attr_float(attrs, na, "clip", 0.0);
@@ -940,11 +986,19 @@ static dml_status_t rnn_op(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tenso
   dml_rt_tensor_t xl = NONE, mask = NONE, zero = NONE, one = NONE, cmin = NONE,
                   cmax = NONE;
   dml_rt_tensor_t yd[2] = {NONE, NONE}, hd[2] = {NONE, NONE}, cd[2] = {NONE, NONE};
+  rnn_fn_t fn[DML_CPU_RNN_MAX_ACTS];
+  for (int i = 0; i < nact * D; i++) {
+    fn[i].a = &av[i], fn[i].alpha = fn[i].beta = NONE;
+    if (av[i].form == DML_CPU_RNN_OP || e) continue;
+    e = dml_rt_tensor_full(dev, dt, 0, NULL, av[i].alpha, &fn[i].alpha);
+    if (!e) e = dml_rt_tensor_full(dev, dt, 0, NULL, av[i].beta, &fn[i].beta);
+  }
   dml_rt_tensor_t *ys = (dml_rt_tensor_t *)calloc(S > 0 ? (size_t)S : 1, sizeof *ys);
-  if (!ys) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, opn, "out of memory");
+  if (!ys && !e) e = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, opn, "out of memory");
   for (uint32_t o = 0; o < n_out; o++) out[o] = NONE;
   /* X as [S, B, I] (layout 1: a transposed view) */
-  if (layout) {
+  if (e) {
+  } else if (layout) {
     const int64_t perm[3] = {1, 0, 2};
     e = dml_rt_tensor_transpose(in[0], perm, &xl);
   } else {
@@ -976,6 +1030,8 @@ static dml_status_t rnn_op(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tenso
     r.input_forget = id == DML_OP_LSTM && dml_attr_int(attrs, na, "input_forget", 0) != 0;
     r.rev = rev_only || d == 1;
     r.mask = mask, r.zero = zero, r.one = one, r.cmin = cmin, r.cmax = cmax;
+    r.fa = &fn[d * nact], r.ga = &fn[d * nact + (nact > 1)],
+    r.ha = &fn[d * nact + (nact > 2) * 2];
     const int64_t gh_i[2] = {GH, I}, gh_h[2] = {GH, H}, bh[2] = {B, H},
                   two_gh[1] = {2 * GH}, p3[1] = {3 * H}, perm2[2] = {1, 0};
     dml_rt_tensor_t w = NONE, wt = NONE, rr = NONE, rt = NONE, bb = NONE, bs = NONE,
@@ -1103,6 +1159,10 @@ static dml_status_t rnn_op(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tenso
   drop(&one);
   drop(&cmin);
   drop(&cmax);
+  for (int i = 0; i < nact * D; i++) {
+    drop(&fn[i].alpha);
+    drop(&fn[i].beta);
+  }
   free(ys);
   if (e)
     for (uint32_t o = 0; o < n_out; o++) drop(&out[o]);
@@ -1129,9 +1189,8 @@ static dml_status_t global_pool(dml_rt_device_t *dev, dml_op_t id,
                                 uint32_t na, const dml_rt_tensor_info_t *x,
                                 dml_rt_tensor_t *out) {
   static const char *const ok[] = {NULL};
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, 1, attrs, na, &y, 1));
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0, in, 1, attrs, na, &y, 1, NULL, 0));
   if (x->rank < 2)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id),
                            "X must be [N, C, ...] (rank %d)", (int)x->rank);
@@ -1232,9 +1291,9 @@ static dml_status_t pool(dml_rt_device_t *dev, dml_op_t id, const dml_rt_tensor_
       "kernel_shape", "strides",   "dilations",         "pads",
       "auto_pad",     "ceil_mode", "count_include_pad", NULL};
   const int mx = id == DML_OP_MAX_POOL;
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, mx ? okm : oka));
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, 1, attrs, na, &y, 1));
+  DML_RETURN_IF_ERROR(
+      prologue(dev, id, mx ? okm : oka, 0, in, 1, attrs, na, &y, 1, NULL, 0));
   if (x->rank < 3 || x->rank > DML_MAX_RANK)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id),
                            "X must be [N, C, spatial...] (rank %d)", (int)x->rank);
@@ -1475,9 +1534,8 @@ static dml_status_t pad(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint32_
                         const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
   static const char *const ok[] = {"mode", "pads", "value", NULL};
   const dml_op_t id = DML_OP_PAD;
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0, in, n, attrs, na, &y, 1, NULL, 0));
   const int32_t r = x->rank;
   int64_t pads[2 * DML_MAX_RANK];
   uint32_t np = 0;
@@ -1585,9 +1643,8 @@ static dml_status_t tile(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint32
                          const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
   static const char *const ok[] = {NULL};
   const dml_op_t id = DML_OP_TILE;
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0, in, n, attrs, na, &y, 1, NULL, 0));
   int64_t reps[DML_MAX_RANK];
   uint32_t nr = 0;
   DML_RETURN_IF_ERROR(read_ints(id, in[1], "repeats", reps, DML_MAX_RANK, &nr));
@@ -1636,9 +1693,8 @@ static dml_status_t split(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint3
                           uint32_t n_out) {
   static const char *const ok[] = {"axis", "split", "num_outputs", NULL};
   const dml_op_t id = DML_OP_SPLIT;
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
   dml_tensor_t y[DML_MAX_EAGER_OUTPUTS];
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, y, n_out));
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0, in, n, attrs, na, y, n_out, NULL, 0));
   int64_t axis = dml_attr_int(attrs, na, "axis", 0);
   if (axis < 0) axis += x->rank;
   if (axis < 0 || axis >= x->rank)
@@ -1671,6 +1727,34 @@ static dml_status_t reshape_op(dml_rt_device_t *dev, dml_op_t id,
   return dml_rt_tensor_reshape(in[0], y.rank, y.dims, out);
 }
 
+/* The CPU kernels' operand check of GatherElements and ScatterElements
+ * (dml_cpu_elements_check: indices i32 or i64 of data's rank, dims within
+ * data's off the axis) on data x and indices ii, dims only; the axis,
+ * normalized, in *axis. Errors name op `id` and device dev. */
+static dml_status_t elements_check(dml_rt_device_t *dev, dml_op_t id,
+                                   const dml_rt_tensor_info_t *x,
+                                   const dml_rt_tensor_info_t *ii,
+                                   const dml_attr_t *attrs, uint32_t na, dml_tensor_t *y,
+                                   int64_t *axis) {
+  dml_tensor_t ci[2];
+  memset(ci, 0, sizeof ci);
+  ci[0].dtype = x->dtype, ci[0].rank = x->rank;
+  memcpy(ci[0].dims, x->dims, sizeof ci[0].dims);
+  ci[1].dtype = ii->dtype, ci[1].rank = ii->rank;
+  memcpy(ci[1].dims, ii->dims, sizeof ci[1].dims);
+  dml_cpu_call_t call;
+  memset(&call, 0, sizeof call);
+  call.op = id;
+  call.inputs = ci;
+  call.n_inputs = 2;
+  call.outputs = y;
+  call.n_outputs = 1;
+  call.attrs = attrs;
+  call.n_attrs = na;
+  *axis = 0;
+  return on_dev(dml_cpu_elements_check(&call, axis), id, dev);
+}
+
 /* GatherElements: the indices checked on the device (ReduceMin and
  * ReduceMax read back: an index outside [-n, n) is OUT_OF_RANGE as on the
  * CPU), made non-negative (Mod), turned into x's flat element numbers
@@ -1681,31 +1765,12 @@ static dml_status_t gather_elements(dml_rt_device_t *dev, const dml_rt_tensor_t 
                                     const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
   static const char *const ok[] = {"axis", NULL};
   const dml_op_t id = DML_OP_GATHER_ELEMENTS;
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
-  if (n != 2 || !in[1].id)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "GatherElements",
-                           "data and indices are required");
-  dml_rt_tensor_info_t ii;
-  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[1], &ii));
-  dml_tensor_t ci[2];
-  memset(ci, 0, sizeof ci);
-  ci[0].dtype = x->dtype, ci[0].rank = x->rank;
-  memcpy(ci[0].dims, x->dims, sizeof ci[0].dims);
-  ci[1].dtype = ii.dtype, ci[1].rank = ii.rank;
-  memcpy(ci[1].dims, ii.dims, sizeof ci[1].dims);
-  dml_cpu_call_t call;
-  memset(&call, 0, sizeof call);
-  call.op = id;
-  call.inputs = ci;
-  call.n_inputs = 2;
-  call.outputs = &y;
-  call.n_outputs = 1;
-  call.attrs = attrs;
-  call.n_attrs = na;
+  dml_rt_tensor_info_t it[2];
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0x3, in, n, attrs, na, &y, 1, it, 2));
+  const dml_rt_tensor_info_t ii = it[1];
   int64_t axis = 0;
-  DML_RETURN_IF_ERROR(on_dev(dml_cpu_elements_check(&call, &axis), id, dev));
+  DML_RETURN_IF_ERROR(elements_check(dev, id, x, &ii, attrs, na, &y, &axis));
   const int32_t r = x->rank;
   if (dml_dims_numel(ii.dims, ii.rank) == 0)
     return dml_rt_tensor_empty(dev, x->dtype, ii.rank, ii.dims, out);
@@ -1934,14 +1999,17 @@ static dml_status_t scatter_reduce(const char *red, dml_dtype_t dt, dml_rt_tenso
   return e;
 }
 
-/* DML_OK when `red` is a reduction the scatter ops take (none, add, mul, max,
- * min), else UNIMPLEMENTED worded as the CPU's kernels word it. */
-static dml_status_t scatter_reduction(dml_op_t id, const char *red) {
+/* The scatter op `id`'s attribute `reduction` (default "none") into *red:
+ * DML_OK for one the scatter ops take (none, add, mul, max, min), else
+ * UNIMPLEMENTED worded as the CPU's kernels word it. */
+static dml_status_t scatter_reduction(dml_op_t id, const dml_attr_t *attrs, uint32_t na,
+                                      const char **red) {
   static const char *const ok[] = {"none", "add", "mul", "max", "min"};
+  *red = dml_attr_string(attrs, na, "reduction", "none");
   for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-    if (!strcmp(red, ok[i])) return DML_OK;
+    if (!strcmp(*red, ok[i])) return DML_OK;
   return dml_status_make(DML_STATUS_UNIMPLEMENTED, dml_op_name(id),
-                         "reduction '%s' is not supported", red);
+                         "reduction '%s' is not supported", *red);
 }
 
 /* The rows of data2 [R, S] with the update rows of upd2 [T, S] applied in
@@ -2047,14 +2115,12 @@ static dml_status_t scatter_nd(dml_rt_device_t *dev, const dml_rt_tensor_t *in,
                                const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
   static const char *const ok[] = {"reduction", NULL};
   const dml_op_t id = DML_OP_SCATTER_ND;
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
-  const char *red = dml_attr_string(attrs, na, "reduction", "none");
-  DML_RETURN_IF_ERROR(scatter_reduction(id, red));
+  const char *red = NULL;
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
-  dml_rt_tensor_info_t ii, iu;
-  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[1], &ii));
-  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[2], &iu));
+  dml_rt_tensor_info_t it[3];
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0x7, in, n, attrs, na, &y, 1, it, 3));
+  DML_RETURN_IF_ERROR(scatter_reduction(id, attrs, na, &red));
+  const dml_rt_tensor_info_t ii = it[1], iu = it[2];
   const int32_t r = x->rank, q = ii.rank;
   const int64_t m = q ? ii.dims[q - 1] : 0;
   int64_t ed[2 * DML_MAX_RANK], T = 1, R = 1, slice = 1;
@@ -2117,34 +2183,14 @@ static dml_status_t scatter_elements(dml_rt_device_t *dev, const dml_rt_tensor_t
                                      dml_rt_tensor_t *out) {
   static const char *const ok[] = {"axis", "reduction", NULL};
   const dml_op_t id = DML_OP_SCATTER_ELEMENTS;
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
-  if (n != 3 || !in[1].id || !in[2].id)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ScatterElements",
-                           "data, indices and updates are required");
-  const char *red = dml_attr_string(attrs, na, "reduction", "none");
-  DML_RETURN_IF_ERROR(scatter_reduction(id, red));
+  const char *red = NULL;
+  DML_RETURN_IF_ERROR(scatter_reduction(id, attrs, na, &red));
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, &y, 1));
-  dml_rt_tensor_info_t ii, iu;
-  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[1], &ii));
-  DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[2], &iu));
-  dml_tensor_t ci[2];
-  memset(ci, 0, sizeof ci);
-  ci[0].dtype = x->dtype, ci[0].rank = x->rank;
-  memcpy(ci[0].dims, x->dims, sizeof ci[0].dims);
-  ci[1].dtype = ii.dtype, ci[1].rank = ii.rank;
-  memcpy(ci[1].dims, ii.dims, sizeof ci[1].dims);
-  dml_cpu_call_t call;
-  memset(&call, 0, sizeof call);
-  call.op = id;
-  call.inputs = ci;
-  call.n_inputs = 2;
-  call.outputs = &y;
-  call.n_outputs = 1;
-  call.attrs = attrs;
-  call.n_attrs = na;
+  dml_rt_tensor_info_t it[3];
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0x7, in, n, attrs, na, &y, 1, it, 3));
+  const dml_rt_tensor_info_t ii = it[1], iu = it[2];
   int64_t axis = 0;
-  DML_RETURN_IF_ERROR(on_dev(dml_cpu_elements_check(&call, &axis), id, dev));
+  DML_RETURN_IF_ERROR(elements_check(dev, id, x, &ii, attrs, na, &y, &axis));
   const int32_t r = x->rank;
   if (iu.dtype != x->dtype || iu.rank != ii.rank ||
       memcmp(iu.dims, ii.dims, sizeof(int64_t) * (size_t)r)) {
@@ -2320,9 +2366,8 @@ static dml_status_t top_k(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint3
                           uint32_t n_out) {
   static const char *const ok[] = {"axis", "largest", "sorted", NULL};
   const dml_op_t id = DML_OP_TOP_K;
-  DML_RETURN_IF_ERROR(only_attrs(id, attrs, na, ok));
-  if (n != 2 || !in[1].id)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "TopK", "X and K are required");
+  dml_tensor_t ys[2];
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0x3, in, n, attrs, na, ys, 2, NULL, 0));
   if (n_out < 1 || n_out > 2)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "TopK",
                            "TopK has 1 or 2 outputs (Values, Indices), not %u", n_out);
@@ -2330,8 +2375,6 @@ static dml_status_t top_k(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint3
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "TopK",
                            "X must be a float or integer dtype, not %s",
                            dml_dtype_name(x->dtype));
-  dml_tensor_t ys[2];
-  DML_RETURN_IF_ERROR(dml_rt_eager_rule(dev, id, in, n, attrs, na, ys, 2));
   const int32_t r = x->rank;
   int64_t axis = dml_attr_int(attrs, na, "axis", -1);
   if (axis < 0) axis += r; /* the rule checked it */
@@ -2612,19 +2655,25 @@ dml_status_t dml_rt_eager_conv_transpose_dims(dml_rt_device_t *dev,
   return DML_OK;
 }
 
-/* A 3-D Conv of stride 1 on a GPU (the library's Conv kernel is 1-D or
- * 2-D): x [N, C, D, H, W], w [M, C/g, KD, KH, KW], pads (begin d, h, w, end
- * d, h, w; >= 0), dilations dl, group g, bias b (NONE: none) as a sum over
- * the KD depth taps of 2-D Convs: x padded along D with zeros (pad_const),
- * then for tap kd the depth slice [kd dl0, kd dl0 + OD) moved beside N
- * ([N OD, C, H, W], a copy) convolved with w[:, :, kd] (2-D pads and
- * dilations, b on the first tap only), the taps added in kd order; the sum
- * [N OD, M, OH, OW] moved back to [N, M, OD, OH, OW] (a copy). KD * (2
- * copies + a Conv + an Add) dispatches and two more; the sums in f32 (the
- * Conv kernel's order within a tap). */
-static dml_status_t conv3d_by_taps(dml_rt_device_t *dev, dml_rt_tensor_t x,
+/* A 3-D Conv on a GPU (the library's Conv kernel is 1-D or 2-D) as a sum
+ * over the KD depth taps of 2-D Convs: x [N, C, D, H, W], w [M, C/g, KD,
+ * KH, KW], pads (begin d, h, w, end d, h, w; >= 0), strides st, dilations
+ * dl, group g, bias b (NONE: none). x is padded along D with zeros (Pad's
+ * constant mode, pad_const: 1 Concat) when pads[0] or pads[3] are set; for
+ * tap kd the depth slice kd dl0, kd dl0 + st0, ... (OD of them: a strided
+ * view) is moved beside N ([N OD, C, H, W], 1 copy) and convolved with
+ * w[:, :, kd] (1 copy; the 2-D strides, dilations and pads, b on the first
+ * tap only: 1 Conv), the taps added in kd order (1 Add each after the
+ * first); the sum [N OD, M, OH, OW] is moved back to [N, M, OD, OH, OW] (1
+ * copy). 4 KD dispatches, 5 KD with the depth pad (+1); the sums in the
+ * Conv kernel's order within a tap, the taps added one by one: f32 sums
+ * that differ from the CPU's direct kernel by rounding only. op `id`
+ * names the errors (Conv, ConvTranspose); the caller checked the shapes
+ * (an output of no depth is INTERNAL). */
+static dml_status_t conv3d_by_taps(dml_rt_device_t *dev, dml_op_t id, dml_rt_tensor_t x,
                                    dml_rt_tensor_t w, dml_rt_tensor_t b,
-                                   const int64_t *pads, const int64_t *dl, int64_t group,
+                                   const int64_t *pads, const int64_t *st,
+                                   const int64_t *dl, int64_t group,
                                    dml_rt_tensor_t *out) {
   dml_rt_tensor_info_t ix, iw;
   *out = NONE;
@@ -2632,9 +2681,10 @@ static dml_status_t conv3d_by_taps(dml_rt_device_t *dev, dml_rt_tensor_t x,
   DML_RETURN_IF_ERROR(dml_rt_tensor_info(w, &iw));
   const int64_t N = ix.dims[0], C = ix.dims[1], H = ix.dims[3], W = ix.dims[4],
                 M = iw.dims[0], KD = iw.dims[2];
-  const int64_t OD = ix.dims[2] + pads[0] + pads[3] - dl[0] * (KD - 1);
+  const int64_t span = ix.dims[2] + pads[0] + pads[3] - dl[0] * (KD - 1);
+  const int64_t OD = span > 0 && st[0] > 0 ? (span - 1) / st[0] + 1 : 0;
   if (OD <= 0 || KD <= 0)
-    return dml_status_make(DML_STATUS_INTERNAL, "ConvTranspose",
+    return dml_status_make(DML_STATUS_INTERNAL, dml_op_name(id),
                            "3-D Conv of no output depth (%lld)", (long long)OD);
   dml_rt_tensor_t xp = NONE, fill = NONE, acc = NONE;
   dml_status_t e = DML_OK;
@@ -2648,13 +2698,15 @@ static dml_status_t conv3d_by_taps(dml_rt_device_t *dev, dml_rt_tensor_t x,
   }
   const int64_t perm[5] = {0, 2, 1, 3, 4}, x4[4] = {N * OD, C, H, W},
                 w4[4] = {M, iw.dims[1], iw.dims[3], iw.dims[4]};
-  const int64_t p2[4] = {pads[1], pads[2], pads[4], pads[5]}, d2[2] = {dl[1], dl[2]};
-  dml_attr_t ca[3] = {ints_attr("pads", p2, 4), ints_attr("dilations", d2, 2),
-                      int_attr("group", group)};
+  const int64_t p2[4] = {pads[1], pads[2], pads[4], pads[5]}, d2[2] = {dl[1], dl[2]},
+                s2[2] = {st[1], st[2]};
+  dml_attr_t ca[4] = {ints_attr("pads", p2, 4), ints_attr("dilations", d2, 2),
+                      ints_attr("strides", s2, 2), int_attr("group", group)};
   for (int64_t kd = 0; kd < KD && !e; kd++) {
     dml_rt_tensor_t v = NONE, vt = NONE, vc = NONE, v4 = NONE, wk = NONE, wc = NONE,
                     wk4 = NONE, y = NONE;
-    e = sl(xp, 2, kd * dl[0], kd * dl[0] + OD, &v);
+    const int64_t ax = 2, lo = kd * dl[0], hi = lo + (OD - 1) * st[0] + 1, step = st[0];
+    e = dml_rt_tensor_slice(xp, 1, &ax, &lo, &hi, &step, &v);
     if (!e) e = dml_rt_tensor_transpose(v, perm, &vt);
     if (!e) e = dml_rt_tensor_contiguous(vt, &vc);
     if (!e) e = dml_rt_tensor_reshape(vc, 4, x4, &v4);
@@ -2663,7 +2715,7 @@ static dml_status_t conv3d_by_taps(dml_rt_device_t *dev, dml_rt_tensor_t x,
     if (!e) e = dml_rt_tensor_reshape(wc, 4, w4, &wk4);
     dml_rt_tensor_t cin[3] = {v4, wk4, b};
     const uint32_t nin = kd == 0 && b.id ? 3u : 2u;
-    if (!e) e = dml_rt_tensor_op("Conv", cin, nin, ca, 3, &y, 1);
+    if (!e) e = dml_rt_tensor_op("Conv", cin, nin, ca, 4, &y, 1);
     if (!e && acc.id) {
       e = op2_into("Add", &acc, y);
     } else if (!e) {
@@ -2687,6 +2739,52 @@ static dml_status_t conv3d_by_taps(dml_rt_device_t *dev, dml_rt_tensor_t x,
   drop(&fill);
   drop(&acc);
   return e;
+}
+
+/* Conv of X [N, C, D, H, W] (3-D; f32 and f64, f16 and bf16 through f32)
+ * on a GPU: the op's eager rule (its attributes: auto_pad, pads, strides,
+ * dilations, group, kernel_shape; the channels and the window checked
+ * there), the pads resolved as the 2-D kernel's caller resolves them
+ * (VALID 0, SAME_UPPER / SAME_LOWER by dml_shape_same_pad_begin), then
+ * conv3d_by_taps. An empty output is zeros of the rule's dims (no
+ * dispatch). Errors: the rule's; INVALID_ARGUMENT for a negative pad. */
+static dml_status_t conv3d(dml_rt_device_t *dev, const dml_rt_tensor_t *in, uint32_t n,
+                           const dml_attr_t *attrs, uint32_t na,
+                           const dml_rt_tensor_info_t *x, dml_rt_tensor_t *out) {
+  static const char *const ok[] = {"auto_pad", "dilations", "group", "kernel_shape",
+                                   "pads",     "strides",   NULL};
+  const dml_op_t id = DML_OP_CONV;
+  dml_tensor_t y;
+  dml_rt_tensor_info_t it[2];
+  DML_RETURN_IF_ERROR(prologue(dev, id, ok, 0x3, in, n, attrs, na, &y, 1, it, 2));
+  if (dml_dims_numel(y.dims, y.rank) == 0)
+    return dml_rt_tensor_zeros(dev, y.dtype, y.rank, y.dims, out);
+  size_t ns = 0, nd = 0, np = 0;
+  const int64_t *sa = dml_attr_ints(attrs, na, "strides", &ns);
+  const int64_t *da = dml_attr_ints(attrs, na, "dilations", &nd);
+  const int64_t *pa = dml_attr_ints(attrs, na, "pads", &np);
+  const char *ap = dml_attr_string(attrs, na, "auto_pad", "NOTSET");
+  const int upper = !strcmp(ap, "SAME_UPPER"), lower = !strcmp(ap, "SAME_LOWER"),
+            valid = !strcmp(ap, "VALID");
+  int64_t st[3], dl[3], pads[6];
+  for (int i = 0; i < 3; i++) { /* the rule checked the lengths */
+    st[i] = sa && ns == 3 ? sa[i] : 1;
+    dl[i] = da && nd == 3 ? da[i] : 1;
+    pads[i] = pa && np == 6 && !valid ? pa[i] : 0;
+    pads[3 + i] = pa && np == 6 && !valid ? pa[3 + i] : 0;
+    if (upper || lower) {
+      int64_t total = 0;
+      pads[i] = dml_shape_same_pad_begin(
+          x->dims[2 + i], (it[1].dims[2 + i] - 1) * dl[i] + 1, st[i], upper, &total);
+      pads[3 + i] = total - pads[i];
+    }
+    if (pads[i] < 0 || pads[3 + i] < 0)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "Conv",
+                             "pads must be >= 0 (spatial dim %d: %lld, %lld)", i,
+                             (long long)pads[i], (long long)pads[3 + i]);
+  }
+  return conv3d_by_taps(dev, id, in[0], in[1], n > 2 ? in[2] : NONE, pads, st, dl,
+                        dml_attr_int(attrs, na, "group", 1), out);
 }
 
 /* ConvTranspose (1-D to 3-D) on a GPU as a Conv: X with s - 1 zeros
@@ -2805,8 +2903,10 @@ static dml_status_t conv_transpose(dml_rt_device_t *dev, const dml_rt_tensor_t *
     ca[1] = ints_attr("dilations", dd, (size_t)r);
     ca[2] = int_attr("group", g.group);
     dml_rt_tensor_t cin[3] = {xu, wf, n > 2 ? in[2] : NONE};
+    const int64_t one3[3] = {1, 1, 1};
     if (r == 3) /* the library's Conv is 1-D or 2-D: a sum of 2-D ones */
-      e = conv3d_by_taps(dev, xu, wf, cin[2], cp, dd, g.group, out);
+      e = conv3d_by_taps(dev, DML_OP_CONV_TRANSPOSE, xu, wf, cin[2], cp, one3, dd,
+                         g.group, out);
     else
       e = dml_rt_tensor_op("Conv", cin, n > 2 && in[2].id ? 3u : 2u, ca, 3, out, 1);
   }
@@ -3152,7 +3252,8 @@ dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
   if (n_in < 1 || !in[0].id) return DML_OK; /* the caller's errors */
   dml_rt_tensor_info_t x;
   DML_RETURN_IF_ERROR(dml_rt_tensor_info(in[0], &x));
-  if (numeric == 2 && !is_half(x.dtype)) return DML_OK; /* the library's kernels */
+  const int conv3 = id == DML_OP_CONV && x.rank == 5;             /* composed: conv3d */
+  if (numeric == 2 && !is_half(x.dtype) && !conv3) return DML_OK; /* the library's */
   *done = 1;
   const char *opn = dml_op_name(id);
   dml_status_t e = DML_OK;
@@ -3177,6 +3278,8 @@ dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,
     e = normalization(dev, id, in, n_in, attrs, n_attrs, &x, out);
   else if (numeric && is_half(x.dtype))
     e = via_f32(id, x.dtype, in, n_in, attrs, n_attrs, out);
+  else if (conv3)
+    e = conv3d(dev, in, n_in, attrs, n_attrs, &x, out);
   else if (id == DML_OP_GLOBAL_AVERAGE_POOL || id == DML_OP_GLOBAL_MAX_POOL)
     e = global_pool(dev, id, in, attrs, n_attrs, &x, out);
   else if (id == DML_OP_MAX_POOL || id == DML_OP_AVERAGE_POOL)

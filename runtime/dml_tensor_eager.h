@@ -62,8 +62,9 @@ dml_status_t dml_rt_eager_norm(dml_rt_device_t *dev, dml_op_t id, dml_rt_tensor_
  * op is one of the composed ops (docs/tensor.md "Composed ops": the
  * normalizations, the pools, Pad, Tile, Split, Reshape, Squeeze,
  * Unsqueeze, Flatten, GatherElements, ScatterND, ConvTranspose, RNN, GRU,
- * LSTM, LayerNormalization's Mean and InvStdDev; MatMul, Gemm and Conv of
- * f16 and bf16 through f32) and sets *done; leaves *done 0 and returns DML_OK otherwise
+ * LSTM, LayerNormalization's Mean and InvStdDev, the 3-D Conv as a sum of
+ * 2-D ones; MatMul, Gemm and Conv of f16 and bf16 through f32) and sets
+ * *done; leaves *done 0 and returns DML_OK otherwise
  * (the caller's other paths then run or refuse it). Outputs as dml_rt_tensor_op's; errors
  * name op `id` and the device. */
 dml_status_t dml_rt_eager_composed(dml_rt_device_t *dev, dml_op_t id,

@@ -2,6 +2,7 @@
 #include "dml_shape.h"
 
 #include <math.h>
+#include <string.h>
 
 int dml_shape_window_extent(int64_t in, int64_t ek, int64_t stride, int64_t pb,
                             int64_t pe, dml_shape_pad_t pad, int ceil_mode,
@@ -75,6 +76,12 @@ int dml_shape_range_count_f64(double start, double limit, double delta, int64_t 
   if (!(q < 9.0e18)) return -1;
   *n = q > 0 ? (int64_t)q : 0;
   return 0;
+}
+
+int dml_shape_rnn_directions(const char *direction) {
+  if (!direction) return 0;
+  if (!strcmp(direction, "forward") || !strcmp(direction, "reverse")) return 1;
+  return !strcmp(direction, "bidirectional") ? 2 : 0;
 }
 
 int dml_shape_pad_extent(int64_t in, int64_t pb, int64_t pe, int64_t *out) {

@@ -30,6 +30,14 @@ enum {
   DML_SHAPE_BAD_VALUE = 4         /* an operand the op's rule refuses (see each) */
 };
 
+/* The directions of RNN, GRU and LSTM (ONNX RNN-14, GRU-14, LSTM-14
+ * `direction`): 1 for "forward" and "reverse", 2 for "bidirectional", 0
+ * for any other string or NULL (the caller's INVALID_ARGUMENT). Their
+ * outputs' dims follow from it: Y [seq, dirs, batch, hidden], Y_h and Y_c
+ * [dirs, batch, hidden] (layout 1: [batch, seq, dirs, hidden] and [batch,
+ * dirs, hidden]). */
+int dml_shape_rnn_directions(const char *direction);
+
 /* Output extent of one spatial dim of Conv, MaxPool, AveragePool, LpPool
  * (ONNX Conv-11, MaxPool-12, AveragePool-19 output-shape formulas):
  *   SAME:          ceil(in / stride)

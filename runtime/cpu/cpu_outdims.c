@@ -792,12 +792,6 @@ static dml_status_t eager_window(const dml_cpu_call_t *c, int conv, int64_t *o,
   return DML_OK;
 }
 
-static dml_dtype_t dtype_of_onnx(int64_t code) {
-  for (int dt = 1; dt < DML_DTYPE_COUNT_; dt++)
-    if (dml_dtype_onnx_code((dml_dtype_t)dt) == code) return (dml_dtype_t)dt;
-  return DML_DTYPE_INVALID;
-}
-
 /* The value-dependent rules above, adopting the rank they give. */
 static dml_status_t eager_value_dims(const dml_cpu_call_t *c) {
   for (uint32_t i = 0; i < c->n_outputs; i++) c->outputs[i].rank = DML_RANK_UNKNOWN;
@@ -972,8 +966,72 @@ static dml_status_t eager_where(const dml_cpu_call_t *c, int64_t *o, int32_t *r)
 }
 /* Cast: the dtype of `to` (an ONNX code; none: the caller's error). */
 static dml_status_t eager_cast(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
-  c->outputs[0].dtype = dtype_of_onnx(dml_cpu_get_int(c, "to", 0));
+  c->outputs[0].dtype = dml_dtype_from_onnx_code(dml_cpu_get_int(c, "to", 0));
   return eager_broadcast(c, o, r);
+}
+
+/* LayerNormalization: X's shape; its optional outputs Mean and InvStdDev
+ * (2 or 3 outputs) as the op table's shape rule (ir/infer.c
+ * infer_layernorm) gives them: X's dims with those from `axis` on made 1,
+ * of the dtype `stash_type` names (an ONNX code, default 1: f32). Errors:
+ * "axis out of range" with those outputs; INVALID_ARGUMENT for a
+ * stash_type dmlc has no float dtype for. */
+static dml_status_t eager_layernorm(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  DML_RETURN_IF_ERROR(eager_same(c, o, r));
+  if (c->n_outputs < 2) return DML_OK; /* Y only: the kernel checks the axis */
+  const dml_tensor_t *x = &c->inputs[0];
+  int64_t axis;
+  if (dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", -1), x->rank, &axis))
+    return dml_cpu_err_shapes(c, "axis out of range");
+  const int64_t code = dml_cpu_get_int(c, "stash_type", 1);
+  const dml_dtype_t st = dml_dtype_from_onnx_code(code);
+  if (st == DML_DTYPE_INVALID || !dml_dtype_is_float(st))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "LayerNormalization",
+                           "stash_type %lld is not an ONNX float dtype code",
+                           (long long)code);
+  for (uint32_t i = 1; i < c->n_outputs; i++) {
+    dml_tensor_t *m = &c->outputs[i];
+    m->dtype = st;
+    m->rank = x->rank;
+    for (int32_t d = 0; d < x->rank; d++) m->dims[d] = d < axis ? x->dims[d] : 1;
+  }
+  return DML_OK;
+}
+
+/* RNN, GRU and LSTM (ONNX RNN-14, GRU-14, LSTM-14; ir/infer.c rnn_rule):
+ * X [seq, batch, input] (layout 1: [batch, seq, input]), R's dims[2] the
+ * hidden size H, D = dml_shape_rnn_directions(direction): Y [seq, D,
+ * batch, H] ([batch, seq, D, H]), Y_h and Y_c [D, batch, H] ([batch, D,
+ * H]), all of X's dtype; writes every output. The other shape checks are
+ * the kernels' (the CPU's rnn_geo; dml_tensor_compose.c's on a GPU).
+ * Errors: "shape mismatch" for X, W or R not of rank 3; INVALID_ARGUMENT
+ * for a direction or layout ONNX does not define. */
+static dml_status_t eager_rnn(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  (void)o;
+  const dml_tensor_t *x = &c->inputs[0], *rr = &c->inputs[2];
+  if (x->rank != 3 || c->inputs[1].rank != 3 || rr->rank != 3)
+    return eager_mismatch(c, "X, W and R must each be of rank 3");
+  const char *dir = dml_cpu_get_string(c, "direction", "forward");
+  const int64_t D = dml_shape_rnn_directions(dir);
+  if (!D)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "direction \"%s\" is not forward, reverse or bidirectional",
+                         dir);
+  const int64_t layout = dml_cpu_get_int(c, "layout", 0);
+  if (layout != 0 && layout != 1)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "layout %lld must be 0 or 1",
+                         (long long)layout);
+  const int64_t S = x->dims[layout ? 1 : 0], B = x->dims[layout ? 0 : 1], H = rr->dims[2];
+  const int64_t yd[4] = {layout ? B : S, layout ? S : D, layout ? D : B, H},
+                sd[3] = {layout ? B : D, layout ? D : B, H};
+  for (uint32_t i = 0; i < c->n_outputs; i++) {
+    dml_tensor_t *y = &c->outputs[i];
+    y->dtype = x->dtype;
+    y->rank = i ? 3 : 4;
+    memcpy(y->dims, i ? sd : yd, sizeof(int64_t) * (size_t)y->rank);
+  }
+  *r = -1;
+  return DML_OK;
 }
 
 /* Each op's eager rule, from op_rules.def (EAGER); NULL for `none`. The
@@ -1006,7 +1064,8 @@ dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *c) {
                         "no eager shape rule for this op"),
         "eager ops: the elementwise ops, the reductions, ArgMax/ArgMin, MatMul, Gemm, "
         "Conv, MaxPool, AveragePool, the global pools, TopK, Split, Softmax, LogSoftmax, "
-        "Hardmax, Transpose, Identity, Flatten, Concat, Gather, GatherElements, "
+        "Hardmax, RNN, GRU, LSTM, Transpose, Identity, Flatten, Concat, Gather, "
+        "GatherElements, "
         "ScatterElements, BatchNormalization (inference), LayerNormalization, "
         "InstanceNormalization, LpNormalization, CumSum, Trilu, ReverseSequence, Size "
         "and the ops whose dims follow from a shape input (Reshape, Slice, ...); "
@@ -1028,13 +1087,16 @@ dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *c) {
   dml_tensor_t *y = &c->outputs[0];
   dml_dtype_t in0 = c->n_inputs ? c->inputs[0].dtype : DML_DTYPE_INVALID;
   y->dtype = in0; /* the rules below set another */
-  if (c->n_outputs > 1 && c->op != DML_OP_MAX_POOL && c->op != DML_OP_TOP_K &&
-      c->op != DML_OP_SPLIT)
+  const int indices = c->op == DML_OP_MAX_POOL || c->op == DML_OP_TOP_K;
+  if (c->n_outputs > 1 && !indices && c->op != DML_OP_SPLIT &&
+      c->op != DML_OP_LAYER_NORMALIZATION && c->op != DML_OP_RNN && c->op != DML_OP_GRU &&
+      c->op != DML_OP_LSTM)
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, info->name,
                            "eager %s writes its first output only (asked for %u)",
                            info->name, c->n_outputs);
-  for (uint32_t i = 1; i < c->n_outputs; i++) { /* MaxPool's, TopK's indices; Split */
-    c->outputs[i].dtype = c->op == DML_OP_SPLIT ? in0 : DML_DTYPE_I64;
+  for (uint32_t i = 1; i < c->n_outputs;
+       i++) { /* MaxPool's, TopK's indices; the rules' */
+    c->outputs[i].dtype = indices ? DML_DTYPE_I64 : in0;
     c->outputs[i].rank = DML_RANK_UNKNOWN;
   }
   int64_t o[DML_MAX_RANK];

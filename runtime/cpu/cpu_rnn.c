@@ -61,50 +61,49 @@ enum {
 
 typedef struct {
   int kind;
+  dml_op_t op; /* the formula table's op (k_acts) */
   double alpha, beta;
 } act_t;
 
 typedef struct {
   const char *name;
-  int kind, n_params; /* alpha only: 1; alpha and beta: 2 */
+  int kind;
+  dml_op_t op;        /* the op of ew_ops.def computing it; INVALID: a form */
+  int form;           /* dml_cpu_rnn_act_t's form */
+  int n_params;       /* alpha only: 1; alpha and beta: 2 */
   double alpha, beta; /* defaults, as the ONNX ops of the same name */
 } act_info_t;
 
+/* The activations of the RNN family, one definition for the CPU's kernel
+ * and the GPUs' compositions (dml_cpu_rnn_activations). */
 static const act_info_t k_acts[] = {
-    {"relu", A_RELU, 0, 0, 0},
-    {"tanh", A_TANH, 0, 0, 0},
-    {"sigmoid", A_SIGMOID, 0, 0, 0},
-    {"affine", A_AFFINE, 2, 1.0, 0.0},
-    {"leakyrelu", A_LEAKY_RELU, 1, 0.01, 0},
-    {"thresholdedrelu", A_THRESHOLDED_RELU, 1, 1.0, 0},
-    {"scaledtanh", A_SCALED_TANH, 2, 1.0, 1.0},
-    {"hardsigmoid", A_HARD_SIGMOID, 2, 0.2, 0.5},
-    {"elu", A_ELU, 1, 1.0, 0},
-    {"softsign", A_SOFTSIGN, 0, 0, 0},
-    {"softplus", A_SOFTPLUS, 0, 0, 0},
+    {"relu", A_RELU, DML_OP_RELU, 0, 0, 0, 0},
+    {"tanh", A_TANH, DML_OP_TANH, 0, 0, 0, 0},
+    {"sigmoid", A_SIGMOID, DML_OP_SIGMOID, 0, 0, 0, 0},
+    {"affine", A_AFFINE, DML_OP_INVALID, DML_CPU_RNN_AFFINE, 2, 1.0, 0.0},
+    {"leakyrelu", A_LEAKY_RELU, DML_OP_LEAKY_RELU, 0, 1, 0.01, 0},
+    {"thresholdedrelu", A_THRESHOLDED_RELU, DML_OP_THRESHOLDED_RELU, 0, 1, 1.0, 0},
+    {"scaledtanh", A_SCALED_TANH, DML_OP_INVALID, DML_CPU_RNN_SCALED_TANH, 2, 1.0, 1.0},
+    {"hardsigmoid", A_HARD_SIGMOID, DML_OP_HARD_SIGMOID, 0, 2, 0.2, 0.5},
+    {"elu", A_ELU, DML_OP_ELU, 0, 1, 1.0, 0},
+    {"softsign", A_SOFTSIGN, DML_OP_SOFTSIGN, 0, 0, 0, 0},
+    {"softplus", A_SOFTPLUS, DML_OP_SOFTPLUS, 0, 0, 0, 0},
 };
 
+_Static_assert(sizeof k_acts / sizeof k_acts[0] == A_SOFTPLUS + 1,
+               "k_acts holds one row per A_ kind, in A_ order");
+
 static double act_apply(const act_t *a, double x) {
-  /* the activations of the formula table (ew_ops.def), alpha and beta its
-   * A0 and A1 */
-  static const dml_op_t ew[A_SOFTPLUS + 1] = {
-      [A_LEAKY_RELU] = DML_OP_LEAKY_RELU,
-      [A_THRESHOLDED_RELU] = DML_OP_THRESHOLDED_RELU,
-      [A_HARD_SIGMOID] = DML_OP_HARD_SIGMOID,
-      [A_ELU] = DML_OP_ELU,
-      [A_SOFTSIGN] = DML_OP_SOFTSIGN,
-      [A_SOFTPLUS] = DML_OP_SOFTPLUS};
-  if (a->kind >= 0 && a->kind <= A_SOFTPLUS && ew[a->kind]) {
-    const double av[DML_EW_MAX_ATTRS] = {a->alpha, a->beta, 0};
-    return dml_cpu_ew_f64(ew[a->kind], av, x);
-  }
   switch (a->kind) {
     case A_RELU: return x > 0 ? x : 0;
     case A_TANH: return tanh(x);
     case A_SIGMOID: return 1.0 / (1.0 + exp(-x));
     case A_AFFINE: return a->alpha * x + a->beta;
     case A_SCALED_TANH: return a->alpha * tanh(a->beta * x);
-    default: return x;
+    default: { /* the formula table's (ew_ops.def), alpha and beta its A0 and A1 */
+      const double av[DML_EW_MAX_ATTRS] = {a->alpha, a->beta, 0};
+      return dml_cpu_ew_f64(a->op, av, x);
+    }
   }
 }
 
@@ -130,6 +129,7 @@ static dml_status_t read_acts(const dml_cpu_call_t *c, rnn_t *r) {
   int need = r->n_acts * r->dirs;
   for (int i = 0; i < need; i++) {
     r->acts[i].kind = dflt[r->kind][i % r->n_acts];
+    r->acts[i].op = k_acts[r->acts[i].kind].op; /* k_acts is in A_ order */
     r->acts[i].alpha = r->acts[i].beta = 0;
   }
   const dml_attr_t *a = dml_attr_find(c->attrs, c->n_attrs, "activations");
@@ -156,10 +156,30 @@ static dml_status_t read_acts(const dml_cpu_call_t *c, rnn_t *r) {
       return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED,
                            "activation '%s' is not supported", nm ? nm : "");
     r->acts[i].kind = info->kind;
+    r->acts[i].op = info->op;
     r->acts[i].alpha = info->alpha;
     r->acts[i].beta = info->beta;
     if (info->n_params >= 1 && ia < na) r->acts[i].alpha = al[ia++];
     if (info->n_params >= 2 && ib < nb) r->acts[i].beta = be[ib++];
+  }
+  return DML_OK;
+}
+
+dml_status_t dml_cpu_rnn_activations(const dml_cpu_call_t *c, int dirs,
+                                     dml_cpu_rnn_act_t *acts) {
+  rnn_t r;
+  memset(&r, 0, sizeof r);
+  r.kind = c->op == DML_OP_RNN ? K_RNN : c->op == DML_OP_GRU ? K_GRU : K_LSTM;
+  r.n_acts = r.kind == K_RNN ? 1 : r.kind == K_GRU ? 2 : 3;
+  r.dirs = dirs == 2 ? 2 : 1;
+  DML_RETURN_IF_ERROR(read_acts(c, &r));
+  for (int i = 0; i < r.n_acts * r.dirs; i++) {
+    const act_info_t *info = &k_acts[r.acts[i].kind];
+    acts[i].op = info->op;
+    acts[i].form = info->form;
+    acts[i].n_params = info->n_params;
+    acts[i].alpha = r.acts[i].alpha;
+    acts[i].beta = r.acts[i].beta;
   }
   return DML_OK;
 }

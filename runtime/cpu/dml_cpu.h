@@ -135,8 +135,12 @@ int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i);
  * AveragePool, ArgMax/ArgMin's axis (i64), Transpose's perm, Concat,
  * Gather, GatherElements (the indices' shape), Flatten, Size (i64 []), X's
  * shape for Softmax, LogSoftmax, Hardmax, Identity, the norms
- * (BatchNormalization, LayerNormalization: Y only), CumSum, Trilu,
- * ScatterElements, ReverseSequence, and the rules of
+ * (BatchNormalization: Y only; LayerNormalization's Mean and InvStdDev
+ * X's dims with those from `axis` on made 1, of `stash_type`'s dtype),
+ * CumSum, Trilu, ScatterElements, ReverseSequence; RNN, GRU and LSTM
+ * (every output, X's dtype: Y [seq, dirs, batch, hidden], Y_h and Y_c
+ * [dirs, batch, hidden], layout 1 batch first; dml_shape_rnn_directions),
+ * and the rules of
  * dml_cpu_output_dims() (reductions, Reshape, Slice, Expand, TopK, Split,
  * ...) with the rank they give; MaxPool's window rule; the second outputs
  * of MaxPool and TopK (indices) are i64; Split without sizes: equal parts
@@ -145,7 +149,8 @@ int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i);
  * and output_capacity set, one entry per output (any values: only read by
  * those rules; pass UINT64_MAX). Errors: UNIMPLEMENTED
  * (op "<Op>") for an op without an eager rule (dml_cpu_eager_supported 0)
- * or for outputs past the first of ops other than MaxPool, TopK, Split;
+ * or for outputs past the first of ops other than MaxPool, TopK, Split,
+ * LayerNormalization, RNN, GRU, LSTM;
  * INVALID_ARGUMENT "shape mismatch" naming both shapes ("lhs [3,4], rhs
  * [5,6]") or every input's; the rules' errors. */
 dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *call);
@@ -164,6 +169,34 @@ dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *call);
 dml_status_t dml_cpu_pool_geometry(const dml_cpu_call_t *call, int64_t *k, int64_t *s,
                                    int64_t *d, int64_t *pb, int64_t *pe, int include_pad,
                                    int64_t *const *cnt);
+
+/* One activation of RNN, GRU or LSTM (ONNX RNN-14 "Activation
+ * functions"): `op` an op of the formula table (ew_ops.def: Relu, Tanh,
+ * Sigmoid, LeakyRelu, ThresholdedRelu, HardSigmoid, Elu, Softsign,
+ * Softplus) whose first n_params attributes (A0 "alpha", A1 "beta") are
+ * alpha and beta; or, op DML_OP_INVALID, `form` DML_CPU_RNN_AFFINE
+ * (alpha x + beta) or DML_CPU_RNN_SCALED_TANH (alpha tanh(beta x)). */
+enum { DML_CPU_RNN_OP = 0, DML_CPU_RNN_AFFINE = 1, DML_CPU_RNN_SCALED_TANH = 2 };
+typedef struct dml_cpu_rnn_act {
+  dml_op_t op;
+  int form, n_params;
+  double alpha, beta;
+} dml_cpu_rnn_act_t;
+#define DML_CPU_RNN_MAX_ACTS 6
+
+/* The activations the CPU's RNN, GRU or LSTM kernel (call's op and
+ * attributes `activations`, `activation_alpha`, `activation_beta`; no
+ * tensors read) applies, for the eager paths of other devices
+ * (runtime/dml_tensor_compose.c): per direction n = 1 (RNN), 2 (GRU) or 3
+ * (LSTM) of them, direction d's at acts[d * n .. d * n + n - 1] (dirs 1
+ * or 2; DML_CPU_RNN_MAX_ACTS at most); the defaults (Tanh; Sigmoid, Tanh;
+ * Sigmoid, Tanh, Tanh) without `activations`; names case-insensitive; a
+ * list of n for both directions when bidirectional; alpha and beta taken in
+ * order by the activations that take them, else the ONNX op's defaults.
+ * Errors: the kernel's (INVALID_ARGUMENT for a list of another length or
+ * not of strings; UNIMPLEMENTED for a name outside the ONNX list). */
+dml_status_t dml_cpu_rnn_activations(const dml_cpu_call_t *call, int dirs,
+                                     dml_cpu_rnn_act_t *acts);
 
 /* Pad's source coordinate along one dim (the CPU kernel's map, also the
  * eager path's on other devices): output coordinate o with begin pad pb

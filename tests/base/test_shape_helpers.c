@@ -55,6 +55,16 @@ static void test_broadcast(void) {
   CHECK(dml_shape_broadcast_extent(2, 3, &o) == DML_SHAPE_BAD_VALUE);
 }
 
+/* The RNNs' directions (shape inference's and the eager rule's). */
+static void test_rnn_directions(void) {
+  CHECK(dml_shape_rnn_directions("forward") == 1);
+  CHECK(dml_shape_rnn_directions("reverse") == 1);
+  CHECK(dml_shape_rnn_directions("bidirectional") == 2);
+  CHECK(dml_shape_rnn_directions("Forward") == 0);
+  CHECK(dml_shape_rnn_directions("") == 0);
+  CHECK(dml_shape_rnn_directions(NULL) == 0);
+}
+
 #define RESHAPE(in, shape, allowzero, out, bad)                       \
   dml_shape_reshape(in, (int32_t)(sizeof(in) / sizeof(in[0])), shape, \
                     (int32_t)(sizeof(shape) / sizeof(shape[0])), allowzero, out, &bad)
@@ -166,6 +176,7 @@ int main(void) {
   RUN(test_pad);
   RUN(test_tile);
   RUN(test_broadcast);
+  RUN(test_rnn_directions);
   RUN(test_reshape);
   RUN(test_resize);
   return dml_test_finish();

@@ -547,7 +547,7 @@ static void test_cpu_binary(void) {
               "no op named 'NoSuchOp'");
   CHECK_ERROR(dml_rt_tensor_op("NegativeLogLikelihoodLoss", ad, 2, NULL, 0, &y, 1),
               DML_STATUS_UNIMPLEMENTED, "no eager shape rule");
-  /* the RNNs' eager rule (dml_tensor.c rnn_outputs): X, W and R required */
+  /* the RNNs' eager rule (cpu_outdims.c eager_rnn): X, W and R required */
   CHECK_ERROR(dml_rt_tensor_op("LSTM", ad, 2, NULL, 0, &y, 1),
               DML_STATUS_INVALID_ARGUMENT, "inputs");
   dml_rt_tensor_t fr[] = {a, b0, b, m1, m2, m3, m4};

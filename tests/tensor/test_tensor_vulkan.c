@@ -2498,8 +2498,12 @@ static void test_ln_stats(void) {
 /* RNN, GRU or LSTM `op` with n_out outputs on the CPU (its kernel) and on
  * the device (composed per time step, dml_tensor_compose.c rnn_op): the
  * same dims and dtype, f32 values within the accumulating ops' tolerance
- * (agree, else 2e-5 of |cpu| + 4e-6 for tiny values). */
+ * (agree, else g_rnn_rel of |cpu| + g_rnn_abs for tiny values). */
 static int64_t g_rnn_calls, g_rnn_elems;
+/* rnn_case's relative and absolute tolerances, and the largest relative
+ * difference seen above the absolute one (test_rnn_acts prints it) */
+static const double g_rnn_rel = 2e-5, g_rnn_abs = 4e-6;
+static double g_rnn_worst;
 
 static void rnn_case(const char *op, const pair_t *in, uint32_t n, const dml_attr_t *a,
                      uint32_t na, uint32_t n_out, const char *what) {
@@ -2529,9 +2533,13 @@ static void rnn_case(const char *op, const pair_t *in, uint32_t n, const dml_att
     CHECK(nc == nv);
     g_rnn_elems += nc;
     for (int64_t i = 0; i < nc && i < nv; i++) {
+      const double dif = fabs((double)pv[i] - pc[i]);
       int ok = agree(pv[i], pc[i], DML_OP_LAYER_NORMALIZATION) ||
                (isfinite(pc[i]) && isfinite(pv[i]) &&
-                fabs((double)pv[i] - pc[i]) <= 2e-5 * fabs(pc[i]) + 4e-6);
+                dif <= g_rnn_rel * fabs(pc[i]) + g_rnn_abs);
+      if (isfinite(pc[i]) && isfinite(pv[i]) && dif > g_rnn_abs &&
+          dif / fabs(pc[i]) > g_rnn_worst)
+        g_rnn_worst = dif / fabs(pc[i]);
       if (!ok && bad++ < 3)
         fprintf(stderr, "%s (%s) output %u element %lld: " TEST_GPU " %.9g, cpu %.9g\n",
                 op, what, o, (long long)i, pv[i], pc[i]);
@@ -2568,9 +2576,8 @@ static dml_attr_t f_attr(const char *name, double v) {
  * batch 3, input 4, hidden 6 (and 70 steps once: the Concat tree), each
  * direction, B, sequence_lens (3, 1 and 0 steps: Y 0 past them, the
  * state kept), initial_h, initial_c, P, clip, GRU's linear_before_reset 0
- * and 1, LSTM's input_forget, layout 0 and 1, 1 to 3 outputs; activations
- * other than the defaults refused on the device (UNIMPLEMENTED), run on
- * the CPU. */
+ * and 1, LSTM's input_forget, layout 0 and 1, 1 to 3 outputs (the
+ * other activations: test_rnn_acts). */
 static void test_rnn(void) {
   static const char *const ops[3] = {"RNN", "GRU", "LSTM"};
   static const char *const dirs[3] = {"forward", "reverse", "bidirectional"};
@@ -2626,19 +2633,24 @@ static void test_rnn(void) {
     rnn_case("GRU", p, 3, NULL, 0, 2, "70 steps");
     for (int j = 0; j < 3; j++) pair_free(&p[j]);
   }
-  /* another activation: the CPU runs it, the device refuses it */
+  /* an activation ONNX does not list: refused on both, as the CPU words it */
   {
     pair_t p[3] = {pair_new(3, D(S, B, I), NULL, 4), pair_new(3, D(1, H, I), NULL, 2),
                    pair_new(3, D(1, H, H), NULL, 2)};
-    const char *relu[1] = {"Relu"};
+    const char *swish[1] = {"Swish"};
     dml_attr_t a;
     memset(&a, 0, sizeof a);
-    a.name = "activations", a.kind = DML_ATTR_STRINGS, a.strings = relu, a.n = 1;
+    a.name = "activations", a.kind = DML_ATTR_STRINGS, a.strings = swish, a.n = 1;
     dml_rt_tensor_t c[3] = {p[0].c, p[1].c, p[2].c}, v[3] = {p[0].v, p[1].v, p[2].v}, y;
-    CHECK_OK(dml_rt_tensor_op("RNN", c, 3, &a, 1, &y, 1));
-    CHECK_OK(dml_rt_tensor_free(y));
+    CHECK_ERROR(dml_rt_tensor_op("RNN", c, 3, &a, 1, &y, 1), DML_STATUS_UNIMPLEMENTED,
+                "activation 'Swish' is not supported");
     CHECK_ERROR(dml_rt_tensor_op("RNN", v, 3, &a, 1, &y, 1), DML_STATUS_UNIMPLEMENTED,
-                "activations");
+                "activation 'Swish' is not supported");
+    a.n = 2; /* two for one direction */
+    const char *two[2] = {"Relu", "Tanh"};
+    a.strings = two;
+    CHECK_ERROR(dml_rt_tensor_op("RNN", v, 3, &a, 1, &y, 1), DML_STATUS_INVALID_ARGUMENT,
+                "activations has 2 entries, expected 1");
     /* W of the wrong shape: refused on both */
     pair_t wb = pair_new(3, D(1, H + 1, I), NULL, 2);
     dml_rt_tensor_t cb[3] = {p[0].c, wb.c, p[2].c}, vb[3] = {p[0].v, wb.v, p[2].v};
@@ -2652,6 +2664,98 @@ static void test_rnn(void) {
   printf("RNN, GRU, LSTM: %lld calls compared on the cpu and on " TEST_GPU
          " (%lld output elements)\n",
          (long long)g_rnn_calls, (long long)g_rnn_elems);
+}
+
+/* RNN, GRU and LSTM with the activations ONNX lists (dml_tensor_compose.c
+ * rnn_apply) against the CPU's kernel (rnn_case): every one of the 11 as
+ * RNN's f in each direction (bidirectional: a second one for the reverse
+ * direction), alpha and beta from activation_alpha/activation_beta taken
+ * in order by the activations that take them (missing ones: the ONNX op's
+ * defaults), with B and initial_h, and with clip; GRU's f and g and LSTM's
+ * f, g and h in mixes of them, one list for both directions or one per
+ * direction. X and initial_h in [-1, 1], W and B in [-0.5, 0.5], R in
+ * [-0.25, 0.25]: with unbounded gate activations (LeakyRelu, Affine, Elu
+ * as GRU's z: (1 - z) h~ + z h) larger values make the recurrence expand,
+ * and the CPU's per-step double arithmetic (one rounding) and the
+ * composition's f32 rounding per op then part by up to 2e-2 after 5 steps
+ * (seen with X in [-4, 4], R in [-2, 2]); with these, within rnn_case's
+ * tolerance (2e-5 of |cpu| + 4e-6) over 14 seeds tried. The random
+ * sequence is put back after these cases. */
+static void test_rnn_acts(void) {
+  static const char *const names[11] = {
+      "Tanh",       "Relu",        "Sigmoid", "Affine",   "LeakyRelu", "ThresholdedRelu",
+      "ScaledTanh", "HardSigmoid", "Elu",     "Softsign", "Softplus"};
+  static const char *const dirs[3] = {"forward", "reverse", "bidirectional"};
+  static const double alpha[4] = {0.7, 0.3, 1.4, 0.2}, beta[4] = {0.4, -0.2, 0.6, 0.1};
+  const int64_t S = 5, B = 3, I = 4, H = 6;
+  const int64_t before = g_rnn_calls;
+  const uint32_t rng_saved = g_rng;
+  g_rnn_worst = 0;
+  dml_attr_t a[6];
+  memset(a, 0, sizeof a);
+  a[1].name = "activation_alpha", a[1].kind = DML_ATTR_FLOATS, a[1].floats = alpha;
+  a[2].name = "activation_beta", a[2].kind = DML_ATTR_FLOATS, a[2].floats = beta;
+  a[0].name = "activations", a[0].kind = DML_ATTR_STRINGS;
+  for (int di = 0; di < 3; di++) {
+    const int64_t D = di == 2 ? 2 : 1;
+    a[3].name = "direction", a[3].kind = DML_ATTR_STRING, a[3].s = dirs[di];
+    a[4].name = "clip", a[4].kind = DML_ATTR_FLOAT, a[4].f = 1.5;
+    pair_t x = pair_new(3, D(S, B, I), NULL, 1), h0 = pair_new(3, D(D, B, H), NULL, 1);
+    for (int k = 0; k < 3; k++) {
+      const int64_t G = k == 0 ? 1 : k == 1 ? 3 : 4, nact = k == 0 ? 1 : k == 1 ? 2 : 3;
+      pair_t p[8] = {x,
+                     pair_new(3, D(D, G * H, I), NULL, 0.5f),
+                     pair_new(3, D(D, G * H, H), NULL, 0.25f),
+                     pair_new(2, D(D, 2 * G * H), NULL, 0.5f),
+                     {DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE},
+                     h0};
+      const char *list[6];
+      const int rounds = k == 0 ? 11 : 4;
+      for (int t = 0; t < rounds; t++) {
+        /* RNN: names[t] (reverse direction: another); GRU, LSTM: a mix */
+        for (int j = 0; j < 6; j++) list[j] = names[(t + j * 4 + k * 3) % 11];
+        if (k == 0) list[0] = names[t];
+        const size_t n = (size_t)(nact * D);
+        a[0].strings = list, a[0].n = n;
+        a[1].n = (size_t)(t % 2 ? 4 : 1), a[2].n = (size_t)(t % 3 ? 4 : 0);
+        char w[160];
+        int at = snprintf(w, sizeof w, "%s, %s:", dirs[di], k == 0 ? "RNN" : "mix");
+        for (size_t j = 0; j < n && at > 0 && at < (int)sizeof w; j++)
+          at += snprintf(w + at, sizeof w - (size_t)at, " %s", list[j]);
+        const char *op = k == 0 ? "RNN" : k == 1 ? "GRU" : "LSTM";
+        rnn_case(op, p, 6, a, 4, 2, w);
+        if (t % 4 == 0) { /* with clip; one list for both directions */
+          if (D == 2) a[0].n = (size_t)nact;
+          rnn_case(op, p, 3, a, 5, 1, w);
+        }
+      }
+      for (int j = 1; j < 4; j++) pair_free(&p[j]);
+    }
+    pair_free(&x);
+    pair_free(&h0);
+  }
+  /* f64: the CPU runs LeakyRelu; the library has no f64 LeakyRelu kernel,
+   * so the device refuses it with that op's error */
+  {
+    float xf[2 * 1 * 2], wf[1 * 2 * 2], rf[1 * 2 * 2];
+    for (int i = 0; i < 4; i++)
+      xf[i] = (float)i / 4 - 0.3f, wf[i] = 0.5f - (float)i / 8, rf[i] = (float)i / 16;
+    pair_t p[3] = {typed_pair(DML_DTYPE_F64, 3, D(2, 1, 2), xf),
+                   typed_pair(DML_DTYPE_F64, 3, D(1, 2, 2), wf),
+                   typed_pair(DML_DTYPE_F64, 3, D(1, 2, 2), rf)};
+    const char *lr[1] = {"LeakyRelu"};
+    a[0].strings = lr, a[0].n = 1;
+    dml_rt_tensor_t c[3] = {p[0].c, p[1].c, p[2].c}, v[3] = {p[0].v, p[1].v, p[2].v}, y;
+    CHECK_OK(dml_rt_tensor_op("RNN", c, 3, a, 1, &y, 1));
+    CHECK_OK(dml_rt_tensor_free(y));
+    CHECK_ERROR(dml_rt_tensor_op("RNN", v, 3, a, 1, &y, 1), DML_STATUS_UNIMPLEMENTED,
+                "no eager kernel for LeakyRelu of f64");
+    for (int j = 0; j < 3; j++) pair_free(&p[j]);
+  }
+  printf("RNN activations: %lld calls compared on the cpu and on " TEST_GPU
+         " (largest relative difference of those above 4e-6: %.3g)\n",
+         (long long)(g_rnn_calls - before), g_rnn_worst);
+  g_rng = rng_saved;
 }
 
 /* GatherND's eager result on the CPU device (composed of Gather) against
@@ -3527,6 +3631,139 @@ static void test_conv_transpose(void) {
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) pair_free(&all[i]);
 }
 
+/* 3-D Conv on the GPU (dml_tensor_compose.c conv3d: a sum of 2-D Convs
+ * over the depth taps) against the CPU's direct kernel: pads (symmetric,
+ * asymmetric, in depth too), strides, dilations, bias or none, group 2,
+ * depthwise, VALID, SAME_UPPER, SAME_LOWER, an X view, an empty batch,
+ * edge values in X (W within 1/16 so no sum of 16 finite products
+ * overflows in either order) and in W (one infinite, NaN or huge tap per
+ * output channel, X in [-1, 1]); f16 and bf16 of exact small values (the
+ * sums exact in f32: both devices give the same bits); the errors. The
+ * random sequence is put back after these cases (the later tests keep
+ * their data). */
+static void test_conv3d(void) {
+  const uint32_t rng_saved = g_rng;
+  dml_attr_t a[4];
+  memset(a, 0, sizeof a);
+  pair_t x = pair_new(5, D(2, 3, 5, 6, 7), NULL, 4),
+         w = pair_new(5, D(4, 3, 3, 3, 2), NULL, 4), b = pair_new(1, D(4), NULL, 4);
+  a[0] = ints_attr("pads", D(1, 1, 1, 1, 1, 1), 6);
+  conv(x, w, &b, a, 1, "3-D [2,3,5,6,7] 3x3x2 pads 1, B");
+  conv(x, w, NULL, NULL, 0, "3-D, no pads, no B");
+  a[0] = ints_attr("pads", D(1, 0, 2, 0, 1, 1), 6);
+  a[1] = ints_attr("strides", D(2, 1, 2), 3);
+  a[2] = ints_attr("dilations", D(2, 1, 1), 3);
+  conv(x, w, &b, a, 3, "3-D strides (2,1,2), dilations (2,1,1), pads (1,0,2,0,1,1)");
+  a[1] = ints_attr("strides", D(3, 2, 1), 3);
+  conv(x, w, NULL, a, 2, "3-D strides (3,2,1), pads (1,0,2,0,1,1)");
+  dml_attr_t ap;
+  memset(&ap, 0, sizeof ap);
+  ap.name = "auto_pad", ap.kind = DML_ATTR_STRING, ap.s = "VALID";
+  conv(x, w, &b, &ap, 1, "3-D auto_pad VALID");
+  a[0] = ap;
+  a[1] = ints_attr("strides", D(2, 2, 3), 3);
+  a[2] = ints_attr("dilations", D(1, 2, 1), 3);
+  a[0].s = "SAME_UPPER";
+  conv(x, w, &b, a, 3, "3-D SAME_UPPER, strides (2,2,3), dilations (1,2,1)");
+  a[0].s = "SAME_LOWER";
+  conv(x, w, &b, a, 3, "3-D SAME_LOWER, strides (2,2,3), dilations (1,2,1)");
+  /* an X view: [2,3,7,6,5] with its spatial dims reversed */
+  pair_t xb = pair_new(5, D(2, 3, 7, 6, 5), NULL, 4), xv;
+  const int64_t perm[5] = {0, 1, 4, 3, 2};
+  CHECK_OK(dml_rt_tensor_transpose(xb.c, perm, &xv.c));
+  CHECK_OK(dml_rt_tensor_transpose(xb.v, perm, &xv.v));
+  conv(xv, w, &b, NULL, 0, "3-D, a transposed X view");
+  pair_free(&xv);
+  pair_free(&xb);
+  pair_free(&x);
+  pair_free(&w);
+  pair_free(&b);
+  /* group 2; depthwise with pads */
+  dml_attr_t g;
+  memset(&g, 0, sizeof g);
+  g.name = "group", g.kind = DML_ATTR_INT, g.i = 2;
+  x = pair_new(5, D(1, 4, 4, 5, 5), NULL, 4), w = pair_new(5, D(6, 2, 2, 3, 3), NULL, 4);
+  b = pair_new(1, D(6), NULL, 4);
+  a[0] = g;
+  a[1] = ints_attr("strides", D(2, 2, 2), 3);
+  conv(x, w, &b, a, 2, "3-D group 2, strides 2");
+  pair_free(&x);
+  pair_free(&w);
+  pair_free(&b);
+  x = pair_new(5, D(2, 3, 4, 4, 4), NULL, 4), w = pair_new(5, D(3, 1, 3, 3, 3), NULL, 4);
+  g.i = 3;
+  a[0] = g;
+  a[1] = ints_attr("pads", D(1, 1, 1, 1, 1, 1), 6);
+  conv(x, w, NULL, a, 2, "3-D depthwise, pads 1");
+  pair_free(&x);
+  /* an empty batch: zeros of the rule's dims */
+  x = pair_new(5, D(0, 3, 4, 4, 4), NULL, 4);
+  pair_t wf = pair_new(5, D(2, 3, 3, 3, 3), NULL, 4);
+  conv(x, wf, NULL, NULL, 0, "3-D, an empty batch");
+  pair_free(&x);
+  pair_free(&w);
+  pair_free(&wf);
+  /* edge values in X (W within 1/16), padded */
+  enum { E = N_EDGES };
+  float ed[2 * 4 * E * 3];
+  for (int i = 0; i < 2 * 4 * E * 3; i++) ed[i] = k_edges[(i * 7 + i / E) % E];
+  x = pair_new(5, D(1, 2, 4, E, 3), ed, 1),
+  w = pair_new(5, D(3, 2, 2, 2, 2), NULL, 0.0625f);
+  a[0] = ints_attr("pads", D(1, 1, 1, 1, 1, 1), 6);
+  conv(x, w, NULL, a, 1, "3-D edge values, pads 1");
+  pair_free(&x);
+  pair_free(&w);
+  /* edge values in W (X in [-1, 1]), padded: the padding's zeros times an
+   * infinite tap are NaN, as on the CPU */
+  float we[3 * 2 * 2 * 2 * 2];
+  for (int i = 0; i < 3 * 16; i++) we[i] = rnd() / 4;
+  we[0] = INFINITY;       /* oc 0, c 0, tap (0, 0, 0) */
+  we[16 + 7] = -INFINITY; /* oc 1, c 0, tap (1, 1, 1) */
+  we[32 + 8 + 3] = NAN;   /* oc 2, c 1 */
+  we[2] = 1e-40f, we[16 + 3] = 3e38f, we[32 + 5] = -1e30f;
+  x = pair_new(5, D(1, 2, 3, 4, 5), NULL, 1), w = pair_new(5, D(3, 2, 2, 2, 2), we, 1);
+  conv(x, w, NULL, a, 1, "3-D edge weights, pads 1");
+  pair_free(&x);
+  pair_free(&w);
+  /* f16 and bf16 (through f32): small multiples of 1/2, exact sums */
+  {
+    float xv16[2 * 3 * 4 * 5 * 6], wv16[4 * 3 * 2 * 3 * 2], bv16[4];
+    for (int i = 0; i < (int)(sizeof xv16 / 4); i++)
+      xv16[i] = (float)((i * 7) % 9 - 4) / 2;
+    for (int i = 0; i < (int)(sizeof wv16 / 4); i++)
+      wv16[i] = (float)((i * 5) % 7 - 3) / 2;
+    for (int i = 0; i < 4; i++) bv16[i] = (float)i - 1.5f;
+    static const dml_dtype_t hdt[2] = {DML_DTYPE_F16, DML_DTYPE_BF16};
+    for (int h = 0; h < 2; h++) {
+      pair_t hx = typed_pair(hdt[h], 5, D(2, 3, 4, 5, 6), xv16),
+             hw = typed_pair(hdt[h], 5, D(4, 3, 2, 3, 2), wv16),
+             hb = typed_pair(hdt[h], 1, D(4), bv16);
+      dml_attr_t ha[2] = {ints_attr("pads", D(1, 0, 1, 0, 1, 1), 6),
+                          ints_attr("strides", D(1, 2, 2), 3)};
+      char wh[96];
+      snprintf(wh, sizeof wh, "3-D %s X [2,3,4,5,6], W [4,3,2,3,2]",
+               dml_dtype_name(hdt[h]));
+      compare_typed("Conv", (dml_rt_tensor_t[]){hx.c, hw.c, hb.c},
+                    (dml_rt_tensor_t[]){hx.v, hw.v, hb.v}, 3, ha, 2, wh);
+      pair_free(&hx);
+      pair_free(&hw);
+      pair_free(&hb);
+    }
+  }
+  /* the errors, on both devices: W's channels disagree with X's */
+  x = pair_new(5, D(1, 3, 4, 4, 4), NULL, 4), w = pair_new(5, D(2, 2, 2, 2, 2), NULL, 4);
+  dml_rt_tensor_t y, bc[2] = {x.c, w.c}, bv[2] = {x.v, w.v};
+  CHECK_ERROR(dml_rt_tensor_op("Conv", bc, 2, NULL, 0, &y, 1),
+              DML_STATUS_INVALID_ARGUMENT, "Conv: shape mismatch");
+  CHECK_ERROR(dml_rt_tensor_op("Conv", bv, 2, NULL, 0, &y, 1),
+              DML_STATUS_INVALID_ARGUMENT, "Conv: shape mismatch");
+  CHECK_ERROR(dml_rt_tensor_op("Conv", bv, 2, NULL, 0, &y, 1),
+              DML_STATUS_INVALID_ARGUMENT, "[1,3,4,4,4]");
+  pair_free(&x);
+  pair_free(&w);
+  g_rng = rng_saved;
+}
+
 /* Einsum: the eager op on the CPU (composed) against the CPU's Einsum
  * kernel (dml_cpu_run, double sums) within 1e-5 of the sum of the
  * products' magnitudes (the kernel on the inputs' absolute values), and on
@@ -4335,6 +4572,8 @@ int main(void) {
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_rnn);
   CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN_IF(test_rnn_acts);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_nd);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_scatter_red);
@@ -4344,6 +4583,8 @@ int main(void) {
   RUN_IF(test_bn_train);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_conv_transpose);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN_IF(test_conv3d);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN_IF(test_pool_indices);
   CHECK(dml_rt_device_bytes(g_vk) == start);
