@@ -6,6 +6,7 @@ inputs and thread counts (bench/run_cpu_bench.sh sets up the venv).
       [--batches 1,32] [--threads 1,2] [--rounds 7] [--iterations 30]
       [--warmup 10] [--dmlc build/compiler/dmlc] [--bench build/bench/dml_bench]
       [--shared ../shared] [--json OUT.json]
+  python3 bench/cpu_bench.py --zoo [DIR] --models resnet18.torchscript,minilm_l6_real.dynamo ...
 
 For each (model, batch, threads) cell: the ONNX model is compiled once with
 `dmlc compile` (default pipeline); the input is the model's saved
@@ -27,6 +28,18 @@ dmlc's output is checked against ONNX Runtime's on the same input (max abs
 difference printed; above 1e-3 relative to the output's scale the cell is
 marked MISMATCH), so a fast wrong kernel cannot pass unnoticed.
 
+The zoo (--zoo DIR, default .cache/zoo-<key>/models of scripts/zoo/setup.sh:
+the exports of scripts/zoo/export.py): a model is MODEL.EXPORTER, read
+through its entry.json; its inputs (every graph input: a text model's
+input_ids and attention_mask too) are the saved seeded inputs with their
+rows repeated (row i of batch B is saved row i mod n) to the cell's batch;
+it is compiled as scripts/zoo/run.py compiles it, symbolic dims kept, with
+`--dim-bound batch=MAX` (MAX the largest of --batches), every other named
+symbolic input dim bounded by its saved size (the size the cells run:
+height/width 96, seq 16) and `--dim-bound 64` for the rest. dml_bench then
+binds each input by name. The output check compares ONNX Runtime's first
+output with dmlc's output of the same name.
+
 int8: a model named X_qdq (a QDQ model, bench/make_cpu_models.py --qdq) whose
 f32 original X.onnx sits beside it is timed with a third peer in the same
 rounds: dmlc on X (f32). The cell then also prints f32_ms (that peer's median
@@ -36,6 +49,7 @@ output's scale (ORT requantizes in f32, dmlc in double: an intermediate value
 may land one quantization step apart).
 """
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -46,6 +60,75 @@ import time
 
 import numpy as np
 import onnxruntime as ort
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@functools.lru_cache(maxsize=None)
+def zoo_run_module():
+    """scripts/zoo/run.py as a module (its out_file: dmlc run's file names)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location('zoo_run', os.path.join(ROOT, 'scripts', 'zoo',
+                                                                          'run.py'))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def zoo_out_file(name):
+    """dmlc run's file name (NAME.npy, escaped) of output `name`
+    (scripts/zoo/run.py's out_file)."""
+    return zoo_run_module().out_file(name)
+
+
+def zoo_default_dir():
+    """.cache/zoo-<key>/models, the key from scripts/zoo/versions.sh."""
+    key = subprocess.run(['bash', os.path.join(ROOT, 'scripts', 'zoo', 'versions.sh'), 'key'],
+                         check=True, capture_output=True, text=True).stdout.strip()
+    return os.path.join(ROOT, '.cache', 'zoo-' + key, 'models')
+
+
+class ZooModel:
+    """One export of the zoo (see the module doc): its ONNX file, compile
+    flags and per-batch inputs."""
+
+    def __init__(self, zoo_dir, key, max_batch):
+        path = os.path.join(zoo_dir, key + '.entry.json')
+        if not os.path.exists(path):
+            raise SystemExit('error: cpu_bench: %s not exported (no %s; scripts/zoo/export.py '
+                             '--only %s)' % (key, path, key.split('.')[0]))
+        with open(path) as f:
+            self.entry = json.load(f)
+        if self.entry.get('status') not in (None, 'ok') or 'graph_inputs' not in self.entry:
+            raise SystemExit('error: cpu_bench: %s did not export: %s' %
+                             (key, self.entry.get('error', self.entry.get('status'))))
+        self.dir = zoo_dir
+        self.onnx = os.path.join(zoo_dir, self.entry['file'])
+        self.saved = {gi['name']: np.load(os.path.join(zoo_dir, self.entry['inputs'][gi['name']]
+                                                       ['file']))
+                      for gi in self.entry['graph_inputs']}
+        b = {}
+        for gi in self.entry['graph_inputs']:
+            for ax, d in enumerate(gi['shape']):
+                if isinstance(d, str) and d != '?':
+                    b[d] = max_batch if d == 'batch' else max(b.get(d, 1),
+                                                               self.saved[gi['name']].shape[ax])
+        self.flags = (['--dim-bound', ','.join('%s=%d' % kv for kv in sorted(b.items()))]
+                      if b else []) + ['--dim-bound', '64']
+
+    def inputs(self, batch, tmpdir):
+        """[(name, .npy path)] at `batch` rows (saved rows repeated)."""
+        got = []
+        for name, x in self.saved.items():
+            if x.ndim and x.shape[0] != batch and any(
+                    gi['name'] == name and gi['shape'] and gi['shape'][0] == 'batch'
+                    for gi in self.entry['graph_inputs']):
+                x = np.ascontiguousarray(x[np.arange(batch) % x.shape[0]])
+            p = os.path.join(tmpdir, '%s.%s.b%d.%s' % (self.entry['model'], self.entry['exporter'],
+                                                      batch, zoo_out_file(name)))
+            np.save(p, x)
+            got.append((name, p))
+        return got
 
 
 def loadavg():
@@ -97,18 +180,29 @@ def ort_times(sess, feeds, warmup, iterations):
     return statistics.median(times), min(times)
 
 
-def dml_times(bench, pkg, npy, warmup, iterations, threads):
-    """(median, min) ms of dml_bench's runs."""
-    r = subprocess.run([bench, pkg, npy, '--iterations', str(iterations), '--warmup',
+def dml_times(bench, pkg, npys, warmup, iterations, threads):
+    """(median, min) ms of dml_bench's runs; npys: the .npy paths, or [(name, path)]."""
+    if isinstance(npys, str):
+        npys = [npys]
+    ins = [n if isinstance(n, str) else '%s=%s' % n for n in npys]
+    r = subprocess.run([bench, pkg] + ins + ['--iterations', str(iterations), '--warmup',
                         str(warmup), '--threads', str(threads)],
                        check=True, capture_output=True, text=True)
     j = json.loads(r.stdout.strip().splitlines()[-1])
     return j['median_ms'], j['min_ms']
 
 
-def dml_output(dmlc, pkg, npy, outdir):
-    subprocess.run([dmlc, 'run', pkg, '--input', 'input=' + npy, '--output-dir', outdir],
-                   check=True, capture_output=True, text=True)
+def dml_output(dmlc, pkg, npys, outdir, out_name=None):
+    """dmlc run's output `out_name` (else its first output file by name);
+    npys: one .npy path (the input named 'input') or [(name, path)]."""
+    if isinstance(npys, str):
+        npys = [('input', npys)]
+    cmd = [dmlc, 'run', pkg, '--output-dir', outdir]
+    for n, p in npys:
+        cmd += ['--input', '%s=%s' % (n, p)]
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    if out_name is not None:
+        return np.load(os.path.join(outdir, zoo_out_file(out_name)))
     outs = sorted(f for f in os.listdir(outdir) if f.endswith('.npy'))
     return np.load(os.path.join(outdir, outs[0]))
 
@@ -133,6 +227,9 @@ def main():
                     help='take MODEL.dmlpkg from here instead of compiling (a machine '
                          'without dmlc; the output check then needs --dmlc to run)')
     ap.add_argument('--json', default=None, help='also write the cells as JSON here')
+    ap.add_argument('--zoo', nargs='?', const='', default=None, metavar='DIR',
+                    help='models are the zoo\'s MODEL.EXPORTER exports in DIR (default '
+                         '.cache/zoo-<key>/models; see the module doc)')
     a = ap.parse_args()
     if a.rounds < 5:
         raise SystemExit('error: cpu_bench: --rounds must be >= 5 (median of rounds)')
@@ -142,6 +239,11 @@ def main():
             raise SystemExit('error: cpu_bench: %s is not built (cmake --build build '
                              '--target dmlc dml_bench)' % exe)
     model_dir = a.model_dir or os.path.join(a.shared, 'models')
+    zoo_dir = None
+    if a.zoo is not None:
+        zoo_dir = a.zoo or zoo_default_dir()
+        if a.pkg_dir:
+            raise SystemExit('error: cpu_bench: --zoo compiles its packages (no --pkg-dir)')
     cells = []
     print('onnxruntime %s, numpy %s, %d CPUs; %d rounds x %d iterations (+%d warm-up)' %
           (ort.__version__, np.__version__, os.cpu_count(), a.rounds, a.iterations,
@@ -151,8 +253,14 @@ def main():
            'f32_ms', 'f32/i8', 'loadavg'))
     with tempfile.TemporaryDirectory() as tmp:
         for model in a.models.split(','):
-            onnx_path = os.path.join(model_dir, model + '.onnx')
-            if a.pkg_dir:
+            zm = ZooModel(zoo_dir, model, max(int(b) for b in a.batches.split(','))) \
+                if zoo_dir else None
+            onnx_path = zm.onnx if zm else os.path.join(model_dir, model + '.onnx')
+            if zm:
+                pkg = os.path.join(tmp, model + '.dmlpkg')
+                subprocess.run([a.dmlc, 'compile', onnx_path, '-o', pkg] + zm.flags, check=True,
+                               capture_output=True)
+            elif a.pkg_dir:
                 pkg = os.path.join(a.pkg_dir, model + '.dmlpkg')
             else:
                 pkg = os.path.join(tmp, model + '.dmlpkg')
@@ -160,7 +268,7 @@ def main():
                                capture_output=True)
             # int8: the f32 original of a QDQ model, timed in the same rounds.
             f32_pkg = None
-            base = model[:-4] if model.endswith('_qdq') else None
+            base = model[:-4] if model.endswith('_qdq') and not zm else None
             if base and os.path.exists(os.path.join(model_dir, base + '.onnx')):
                 if a.pkg_dir:
                     f32_pkg = os.path.join(a.pkg_dir, base + '.dmlpkg')
@@ -169,13 +277,19 @@ def main():
                     subprocess.run([a.dmlc, 'compile', os.path.join(model_dir, base + '.onnx'),
                                     '-o', f32_pkg], check=True, capture_output=True)
             for batch in (int(b) for b in a.batches.split(',')):
-                npy = pick_input(model_dir, model, batch, tmp)
-                x = np.load(npy)
-                got = dml_output(a.dmlc, pkg, npy, os.path.join(tmp, 'o_%s_%d' % (model, batch))) \
-                    if have_dmlc else None
+                if zm:
+                    npy = zm.inputs(batch, tmp)
+                    feeds = {n: np.load(p) for n, p in npy}
+                    out_name = zm.entry['graph_outputs'][0]['name']
+                else:
+                    npy = pick_input(model_dir, model, batch, tmp)
+                    feeds, out_name = None, None
+                got = dml_output(a.dmlc, pkg, npy, os.path.join(tmp, 'o_%s_%d' % (model, batch)),
+                                 out_name) if have_dmlc else None
                 for threads in (int(t) for t in a.threads.split(',')):
                     sess = ort_session(onnx_path, threads)
-                    feeds = {sess.get_inputs()[0].name: x}
+                    if not zm:
+                        feeds = {sess.get_inputs()[0].name: np.load(npy)}
                     want = sess.run(None, feeds)[0]
                     if got is None:
                         diff = float('nan')  # not checked: no dmlc here

@@ -6,6 +6,7 @@ tables, stop 19 on).
   python3 bench/cpu_time.py --model-dir DIR [--models mobilenet_tiny,resnet_small]
       [--batches 1,32] [--builds new=build,base=OTHER/build] [--rounds 3]
       [--iterations-1 2000] [--iterations-32 40]
+  python3 bench/cpu_time.py --zoo [DIR] --models efficientnet_b0.torchscript,... [flags]
 
 A wall-clock median on a shared machine measures the other tenants as much
 as the code; the CPU time a run consumes does not count the time it was
@@ -21,7 +22,10 @@ time.process_time() over N session.run after 10 warm-up runs. N is
 --iterations-1 at batch 1 and --iterations-32 otherwise. The builds and
 ORT alternate within each round; the table gives the median of the
 rounds, each build's ratio to ORT's median, and /proc/loadavg per round.
-Inputs are cpu_bench.py's (the model's saved `<model>_io/input_*.npy`).
+Inputs are cpu_bench.py's (the model's saved `<model>_io/input_*.npy`);
+with --zoo, the zoo's exports MODEL.EXPORTER as cpu_bench.py --zoo takes
+them (every graph input, saved rows repeated to the batch, compiled with
+its --dim-bound flags).
 """
 import argparse
 import os
@@ -35,7 +39,7 @@ import numpy as np
 import onnxruntime as ort
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cpu_bench import loadavg, pick_input  # noqa: E402
+from cpu_bench import ZooModel, loadavg, pick_input, zoo_default_dir  # noqa: E402
 
 
 def child_cpu_s(cmd):
@@ -50,11 +54,12 @@ def child_cpu_s(cmd):
     return ru.ru_utime + ru.ru_stime
 
 
-def dml_ms(bench, pkg, npy, n):
-    """CPU ms per run of dml_bench (see the module doc)."""
+def dml_ms(bench, pkg, npys, n):
+    """CPU ms per run of dml_bench (see the module doc); npys: dml_bench's
+    INPUT arguments (FILE.npy or NAME=FILE.npy)."""
     def run(k):
-        return child_cpu_s([bench, pkg, npy, '--iterations', str(k), '--warmup', '0',
-                            '--threads', '1'])
+        return child_cpu_s([bench, pkg] + npys + ['--iterations', str(k), '--warmup', '0',
+                                                  '--threads', '1'])
     return (run(n) - run(1)) / (n - 1) * 1e3
 
 
@@ -70,7 +75,10 @@ def ort_ms(sess, feeds, n):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    ap.add_argument('--model-dir', required=True)
+    ap.add_argument('--model-dir', default=None)
+    ap.add_argument('--zoo', nargs='?', const='', default=None, metavar='DIR',
+                    help='models are the zoo\'s MODEL.EXPORTER exports in DIR (default '
+                         '.cache/zoo-<key>/models; cpu_bench.py --zoo)')
     ap.add_argument('--models', default='mobilenet_tiny,resnet_small')
     ap.add_argument('--batches', default='1,32')
     ap.add_argument('--builds', default='new=' + os.path.join(root, 'build'),
@@ -79,6 +87,10 @@ def main():
     ap.add_argument('--iterations-1', type=int, default=2000)
     ap.add_argument('--iterations-32', type=int, default=40)
     a = ap.parse_args()
+    if (a.model_dir is None) == (a.zoo is None):
+        raise SystemExit('error: cpu_time: give --model-dir or --zoo')
+    zoo_dir = (a.zoo or zoo_default_dir()) if a.zoo is not None else None
+    max_batch = max(int(b) for b in a.batches.split(','))
     builds = [tuple(b.split('=', 1)) for b in a.builds.split(',')]
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
@@ -88,17 +100,25 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for model in a.models.split(','):
-            onnx_path = os.path.join(a.model_dir, model + '.onnx')
+            zm = ZooModel(zoo_dir, model, max_batch) if zoo_dir else None
+            onnx_path = zm.onnx if zm else os.path.join(a.model_dir, model + '.onnx')
             pkgs = {}
             for name, bdir in builds:
                 pkgs[name] = os.path.join(tmp, '%s_%s.dmlpkg' % (model, name))
                 subprocess.run([os.path.join(bdir, 'compiler', 'dmlc'), 'compile', onnx_path,
-                                '-o', pkgs[name]], check=True, capture_output=True)
+                                '-o', pkgs[name]] + (zm.flags if zm else []), check=True,
+                               capture_output=True)
             sess = ort.InferenceSession(onnx_path, so, providers=['CPUExecutionProvider'])
             iname = sess.get_inputs()[0].name
             for batch in [int(b) for b in a.batches.split(',')]:
-                npy = pick_input(a.model_dir, model, batch, tmp)
-                feeds = {iname: np.load(npy)}
+                if zm:
+                    ins = zm.inputs(batch, tmp)
+                    npy = ['%s=%s' % kv for kv in ins]
+                    feeds = {k: np.load(v) for k, v in ins}
+                else:
+                    path = pick_input(a.model_dir, model, batch, tmp)
+                    npy = [path]
+                    feeds = {iname: np.load(path)}
                 n = a.iterations_1 if batch == 1 else a.iterations_32
                 got = {name: [] for name, _ in builds}
                 got['ort'] = []

@@ -1,11 +1,16 @@
 /*
- * dml_bench.c — times dmlc's CPU runtime on one package and one .npy input.
+ * dml_bench.c — times dmlc's CPU runtime on one package and its .npy inputs.
  *
- *   dml_bench PKG INPUT.npy [--iterations N] [--warmup N] [--threads N]
+ *   dml_bench PKG INPUT [INPUT...] [--iterations N] [--warmup N] [--threads N]
  *
- * Prints one JSON line {"min_ms":..,"median_ms":..,"max_ms":..}: wall time
- * of dml_rt_session_set_input + dml_rt_session_run per iteration (ms),
- * the same span ONNX Runtime's session.run covers in cpu_bench.py.
+ * Each INPUT is FILE.npy (the package's next input, in its order: the first
+ * is input 0) or NAME=FILE.npy (the input of that name), at most 16; a model
+ * of several inputs (a text model's input_ids and attention_mask) takes one
+ * each. Prints one JSON line {"min_ms":..,"median_ms":..,"max_ms":..}: wall
+ * time of the dml_rt_session_set_input calls + dml_rt_session_run per
+ * iteration (ms), the same span ONNX Runtime's session.run covers in
+ * cpu_bench.py. Errors (a missing file, an unknown input name, a shape over
+ * the package's bounds) print the runtime's structured message and exit 1.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,15 +40,35 @@ static int fail(dml_status_t s) {
   return 1;
 }
 
+enum { MAX_INPUTS = 16 };
+
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(
-        stderr,
-        "usage: dml_bench PKG INPUT.npy [--iterations N] [--warmup N] [--threads N]\n");
+    fprintf(stderr,
+            "usage: dml_bench PKG INPUT [INPUT...] [--iterations N] [--warmup N] "
+            "[--threads N]\n  INPUT: FILE.npy (the next input) or NAME=FILE.npy\n");
+    return 2;
+  }
+  int nin = 0;
+  const char *in_arg[MAX_INPUTS];
+  int argi = 2;
+  for (; argi < argc && strncmp(argv[argi], "--", 2) != 0; argi++) {
+    if (nin == MAX_INPUTS) {
+      fprintf(stderr, "error: dml_bench: at most %d inputs\n", MAX_INPUTS);
+      return 2;
+    }
+    in_arg[nin++] = argv[argi];
+  }
+  if (nin == 0) {
+    fprintf(stderr, "error: dml_bench: no INPUT.npy given\n");
     return 2;
   }
   int iterations = 200, warmup = 20, threads = 1;
-  for (int i = 3; i + 1 < argc; i += 2) {
+  for (int i = argi; i < argc; i += 2) {
+    if (i + 1 >= argc) {
+      fprintf(stderr, "error: dml_bench: flag '%s' needs a value\n", argv[i]);
+      return 2;
+    }
     if (!strcmp(argv[i], "--iterations"))
       iterations = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--warmup"))
@@ -62,20 +87,33 @@ int main(int argc, char **argv) {
   dml_cpu_set_num_threads(threads);
   dml_rt_model_t *model = NULL;
   dml_rt_session_t *sess = NULL;
-  dml_tensor_t input;
-  void *buf = NULL;
+  dml_tensor_t input[MAX_INPUTS];
+  void *buf[MAX_INPUTS] = {0};
+  char *name[MAX_INPUTS] = {0}; /* NAME of NAME=FILE, else NULL (by position) */
   dml_status_t s = dml_rt_model_load_file(argv[1], &model);
-  if (!s) s = dml_npy_read_file(argv[2], &input, &buf);
+  for (int k = 0; k < nin && !s; k++) {
+    const char *file = in_arg[k], *eq = strchr(in_arg[k], '=');
+    if (eq) {
+      size_t n = (size_t)(eq - in_arg[k]);
+      name[k] = (char *)malloc(n + 1);
+      memcpy(name[k], in_arg[k], n);
+      name[k][n] = 0;
+      file = eq + 1;
+    }
+    s = dml_npy_read_file(file, &input[k], &buf[k]);
+  }
   if (!s) s = dml_rt_session_create(model, "cpu", &sess);
   if (s) {
     dml_rt_model_release(model);
-    free(buf);
+    for (int k = 0; k < nin; k++) free(buf[k]), free(name[k]);
     return fail(s);
   }
   double *times = (double *)malloc(sizeof(double) * (size_t)iterations);
   for (int i = 0; i < warmup + iterations && !s; i++) {
     double t0 = now_ms();
-    s = dml_rt_session_set_input(sess, 0, &input);
+    for (int k = 0; k < nin && !s; k++)
+      s = name[k] ? dml_rt_session_set_input_by_name(sess, name[k], &input[k])
+                  : dml_rt_session_set_input(sess, (uint32_t)k, &input[k]);
     if (!s) s = dml_rt_session_run(sess);
     double t1 = now_ms();
     if (i >= warmup) times[i - warmup] = t1 - t0;
@@ -91,6 +129,6 @@ int main(int argc, char **argv) {
   free(times);
   dml_rt_session_release(sess);
   dml_rt_model_release(model);
-  free(buf);
+  for (int k = 0; k < nin; k++) free(buf[k]), free(name[k]);
   return rc;
 }

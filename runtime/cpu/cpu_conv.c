@@ -582,12 +582,23 @@ typedef struct {
 
 #define CV_MAX_TAPS 64
 
-static int cv_plan(const conv_geo_t *g, cv_geo_t *v) {
+/* A pointwise geometry is planned as pw_flatten makes it (the caller runs
+ * the kernel on that geometry too): one row of out_sz positions. */
+static int cv_plan(const conv_geo_t *g0, cv_geo_t *v) {
+  conv_geo_t flat;
+  const conv_geo_t *g = g0;
+  if (g0->pointwise) {
+    flat = *g0;
+    pw_flatten(&flat);
+    g = &flat;
+  }
   if (g->r != 2 || g->group != 1 || g->d[0] != 1 || g->d[1] != 1) return 0;
   if (g->s[0] < 1 || g->s[0] > 2 || g->s[1] < 1 || g->s[1] > 2) return 0;
   if (g->k_sz > CV_MAX_TAPS || g->C < 1 || g->out[0] < 1) return 0;
   int64_t OH = g->out[0], OW = g->out[1];
-  if (OW >= 16) {
+  if (OW >= 16 || (g0->pointwise && OW > 0)) {
+    /* (a flattened pointwise image of fewer than 16 positions: one
+     * partial row piece) */
     v->R = 1;
     v->tpr = (OW + 15) / 16;
     v->tiles = OH * v->tpr;
@@ -611,16 +622,24 @@ static int cv_plan(const conv_geo_t *g, cv_geo_t *v) {
 }
 
 /* Where it runs (AVX-512 only): cv_plan's geometries (group 1, dilation 1,
- * strides 1-2, OW >= 16 or OW in {4, 8}, not pointwise); of those that
- * direct_tiles takes, the 3-wide kernels and the others whose padded image
- * is at most CV_DIRECT_MAX_FLOATS (cpu_kernel_bench, 3x3 64->64 at 56x56:
- * cv's 3-wide loop ahead of direct_tiles, its general loop behind; at
- * 16x32x32 both ahead). */
+ * strides 1-2, OW >= 16 or OW in {4, 8}); of those that direct_tiles takes,
+ * the 3-wide kernels and the others whose padded image is at most
+ * CV_DIRECT_MAX_FLOATS (cpu_kernel_bench, 3x3 64->64 at 56x56: cv's 3-wide
+ * loop ahead of direct_tiles, its general loop behind; at 16x32x32 both
+ * ahead). Pointwise convolutions only where the image has fewer than 16
+ * positions and the pointwise kernel declines it (at most 9: less than 5/8
+ * of a vector; EfficientNet's and MobileNet's last blocks at 96x96 are 3x3):
+ * one tile of 16 positions per 16 output channels instead of im2col-free
+ * GEMM panels over 9 columns (3.7M multiply-adds, 320 -> 1280 at 3x3: 193
+ * -> 74 us, stop 25 in bench/RESULTS.md; the caller flattens the geometry,
+ * pw_flatten, as for the pointwise kernel). */
 #define CV_DIRECT_MAX_FLOATS (64 << 10)
 static int cv_ok(const conv_geo_t *g) {
 #if DML_CPU_X86
   cv_geo_t v;
-  if (dml_cpu_sgemm_isa() != 3 || g->pointwise || !cv_plan(g, &v)) return 0;
+  if (g->pointwise && (g->out_sz >= 16 || direct_ok(g))) return 0;
+  if (dml_cpu_sgemm_isa() != 3 || !cv_plan(g, &v)) return 0;
+  if (g->pointwise) return 1;
   return !direct_ok(g) || g->k[1] == 3 ||
          (double)g->C * (double)v.plane <= CV_DIRECT_MAX_FLOATS;
 #else
@@ -845,6 +864,7 @@ static size_t conv_scratch(const dml_cpu_call_t *c, int transpose, int threads) 
     return 64 + direct_apack_bytes(&g) +
            (size_t)direct_slots(&g, threads) * pws_slot_bytes(&g);
   if (!transpose && cv_ok(&g)) {
+    pw_flatten(&g); /* a pointwise image as cv runs it (cv_ok) */
     size_t cv =
         64 + cv_wpack_bytes(&g) + (size_t)direct_slots(&g, threads) * cv_slot_bytes(&g);
     if (!wg_ok(&g)) return cv;
@@ -3072,6 +3092,7 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
     return DML_OK;
   }
   if (!transpose && cv_ok(&g)) {
+    pw_flatten(&g); /* a pointwise image as one row (cv_ok) */
     cv_geo_t v;
     cv_plan(&g, &v);
     size_t wb = cv_wpack_bytes(&g), sb = cv_slot_bytes(&g);

@@ -215,6 +215,10 @@ dml_status_t dml_cpu_ewn(const dml_cpu_call_t *c) {
   if (dt == DML_DTYPE_F32) {
     const float *in = (const float *)x->data;
     float *out = (float *)y->data;
+    if (c->op == DML_OP_SIGMOID) { /* vectorized exp (cpu_vmath.c) */
+      dml_cpu_sigmoid_f32(in, out, n);
+      return DML_OK;
+    }
     switch (c->op) {
 #define DML_EWN(e, ints, value, grad) \
   case DML_OP_##e:                    \

@@ -254,6 +254,11 @@ static inline void dml_cpu_st(dml_dtype_t dt, void *p, int64_t i, double v) {
  * 3e-7 relative for sigmoid, 1e-6 for tanh; NaN stays NaN, tanh(-0) = -0),
  * vectorized per instruction set (AVX-512, AVX2, baseline/arm64). */
 void dml_cpu_vsigmoid_f32(float *x, int64_t n);
+/* y[i] = 1 / (1 + e^-x[i]) for n f32 values (y may be x: the Sigmoid op's
+ * f32 kernel): dml_cpu_vsigmoid_f32's formula, four vectors interleaved,
+ * within about 3e-7 relative for x >= -87; below, libm's e^x (which
+ * 1 + e^x rounds to there): 0 at -inf, 1 at +inf, NaN kept. */
+void dml_cpu_sigmoid_f32(const float *x, float *y, int64_t n);
 /* y[i] = e^(x[i] - m) (the subtraction in f32) for n values, same exp
  * (about 2 ulp; 0 below -87.3 and at -inf; NaN where x[i] - m is NaN); y
  * may be x. */

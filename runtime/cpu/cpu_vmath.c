@@ -15,7 +15,9 @@
  * inf). Relative error about 2 ulp inside the range.
  * exp(x - m) over an array (Softmax's rows): NaN where x - m is NaN.
  * sigmoid(x) = 1 / (1 + exp(-x)): within 3e-7 relative of the exact value for
- * x >= -87 (1 at +inf, about 5e-39 at -inf, 0.5 at ±0).
+ * x >= -87 (1 at +inf, about 5e-39 at -inf, 0.5 at ±0). The Sigmoid op's
+ * f32 kernel (dml_cpu_sigmoid_f32) takes it too, with libm's e^x below -87
+ * (the exact value rounded there, subnormals and 0 at -inf included).
  * tanh(x) = sign(x) (1 - e) / (1 + e), e = exp(-2|x|), for |x| >= 0.1 (within
  * 1e-6 relative); x - x^3/3 + 2x^5/15 - 17x^7/315 + 62x^9/2835 (Taylor) below
  * (within 2 ulp), so tanh(-0) = -0 and denormals stay as they are.
@@ -31,6 +33,7 @@
  * about 1e-14 of a rounding tie. -0, NaN and subnormals keep their
  * sign/value class.
  */
+#include <math.h>
 #include <string.h>
 
 #include "cpu_internal.h"
@@ -310,6 +313,46 @@ DML_CPU_CLONES void dml_cpu_vsigmoid_f32(float *x, int64_t n) {
     VEXP(e, VSIG_ARG(v));
     VSIG_FIN(v, v, e);
     vstore(x + i, &v, n - i);
+  }
+}
+
+/* y = sigmoid(v) for one vector of n lanes (n <= VL) from x, with e its
+ * exp computed (VSIG_ARG): VSIG_FIN, and e^x (libm's expf) in the lanes
+ * below -87, where the vector exp clamps: there 1 + e^x rounds to 1, so
+ * e^x is e^x / (1 + e^x) rounded, subnormal results included. */
+static inline void vsig_store(float *y, v16f v, v16f e, int64_t n) {
+  v16f r;
+  VSIG_FIN(r, v, e);
+  int32_t lo[VL];
+  v16i m = v < -87.0f;
+  memcpy(lo, &m, sizeof lo);
+  int32_t any = 0;
+  for (int k = 0; k < VL; k++) any |= lo[k];
+  if (any) {
+    float xs[VL], rs[VL];
+    memcpy(xs, &v, sizeof xs);
+    memcpy(rs, &r, sizeof rs);
+    for (int k = 0; k < VL; k++)
+      if (lo[k]) rs[k] = expf(xs[k]);
+    memcpy(&r, rs, sizeof r);
+  }
+  vstore(y, &r, n);
+}
+
+DML_CPU_CLONES void dml_cpu_sigmoid_f32(const float *x, float *y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 * VL <= n; i += 4 * VL) { /* four exps interleaved (VEXP_N) */
+    v16f v[4], e[4];
+    memcpy(v, x + i, sizeof v);
+    EACH(4, e[u_] = VSIG_ARG(v[u_]));
+    VEXP_N(4, e, e);
+    EACH(4, vsig_store(y + i + u_ * VL, v[u_], e[u_], VL));
+  }
+  for (; i < n; i += VL) {
+    v16f v, e;
+    vload(&v, x + i, n - i);
+    VEXP(e, VSIG_ARG(v));
+    vsig_store(y + i, v, e, n - i);
   }
 }
 

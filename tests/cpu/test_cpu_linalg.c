@@ -538,8 +538,8 @@ static void test_conv2d_variants(void) {
  * on AVX-512): tiles of one row piece (OW >= 16, a partial last piece), of
  * 2 rows (OW 8) and 4 rows (OW 4), strides 1 and 2, output channels not a
  * multiple of 16, X read in place (no padding, whole tiles), and one image
- * split over 2 threads; elsewhere these take the other paths, the same
- * check. */
+ * split over 2 threads; pointwise images of fewer than 10 positions;
+ * elsewhere these take the other paths, the same check. */
 static void test_conv_cv(void) {
   /* r, N, C, M, group, in, k, s, d, pb, pe */
   cgeo_t r2 = {2,         2,         5,         20,        1,         {8, 8, 1},
@@ -579,6 +579,31 @@ static void test_conv_cv(void) {
   pws1.N = 1, pws1.C = 16, pws1.M = 128, pws1.in[0] = pws1.in[1] = 64;
   pws1.s[0] = pws1.s[1] = 2;
   conv_case(pws1, 1, NULL);
+  dml_cpu_set_num_threads(1);
+  /* Pointwise images of fewer than 10 positions (the pointwise kernel
+   * declines them; on AVX-512 the cv kernel's one partial tile, elsewhere
+   * the GEMM): 3x3 (EfficientNet's last blocks at 96x96) with K 320 and M
+   * 33 (a partial channel block), 2x2, 1x1, 3x1 and a 1-D 7, a batch of 5
+   * over 2 threads and one image of 256 -> 512 at 3x3 over 2 threads. */
+  cgeo_t pwsmall = inpl;
+  pwsmall.s[0] = pwsmall.s[1] = 1, pwsmall.in[0] = pwsmall.in[1] = 3;
+  pwsmall.C = 320, pwsmall.M = 33;
+  conv_case(pwsmall, 1, NULL);
+  conv_case(pwsmall, 0, NULL);
+  pwsmall.C = 7, pwsmall.M = 16, pwsmall.in[0] = pwsmall.in[1] = 2;
+  conv_case(pwsmall, 1, NULL);
+  pwsmall.in[0] = pwsmall.in[1] = 1, pwsmall.M = 17;
+  conv_case(pwsmall, 1, NULL);
+  pwsmall.in[0] = 3, pwsmall.in[1] = 1, pwsmall.C = 40;
+  conv_case(pwsmall, 1, NULL);
+  cgeo_t pw1d = pwsmall;
+  pw1d.r = 1, pw1d.in[0] = 7, pw1d.C = 24, pw1d.M = 20;
+  conv_case(pw1d, 1, NULL);
+  dml_cpu_set_num_threads(2);
+  pwsmall.N = 5, pwsmall.in[0] = pwsmall.in[1] = 3, pwsmall.C = 64, pwsmall.M = 48;
+  conv_case(pwsmall, 1, NULL);
+  pwsmall.N = 1, pwsmall.C = 256, pwsmall.M = 512;
+  conv_case(pwsmall, 1, NULL);
   dml_cpu_set_num_threads(1);
   cgeo_t odd = r2; /* 6 output rows of 8: not whole 2-row tiles (another path) */
   odd.in[0] = 6;
@@ -1102,6 +1127,7 @@ static void test_conv_fused_residual(void) {
           fused_case(3, 64, 64, 1, 3, 8, 1, relu, pack);
           fused_case(2, 5, 20, 1, 3, 8, 0, relu, pack);
           fused_case(2, 16, 24, 1, 1, 12, 1, relu, pack); /* pointwise */
+          fused_case(3, 40, 35, 1, 1, 3, 1, relu, pack);  /* pointwise 3x3: cv */
           /* pointwise, packed 256-position chunks: mobilenet_tiny's pw0,
            * and odd channel counts with a partial last vector */
           fused_case(2, 16, 32, 1, 1, 32, 1, relu, pack);
@@ -1146,6 +1172,9 @@ static void test_conv_fused_epilogue(void) {
            * (mobilenet_tiny's pw0), K 5, M 6 (a partial tile) at 18x18 */
           fused_case(2, 16, 32, 1, 1, 32, bn, relu, pack);
           fused_case(2, 5, 6, 1, 1, 18, bn, relu, pack);
+          /* pointwise images of 9 and 4 positions (cv's one partial tile) */
+          fused_case(2, 96, 24, 1, 1, 3, bn, relu, pack);
+          fused_case(3, 17, 40, 1, 1, 2, bn, relu, pack);
         }
     /* ResNet-like, above the split threshold */
     fused_case(32, 16, 32, 1, 3, 32, 1, 1, 1);

@@ -259,7 +259,8 @@ static void test_gru(void) {
  * against libm in double: Erf equal to erf() rounded to f32; exp(x - m) within 2e-6
  * relative (0 below -87.3), sigmoid within 1e-6 relative (x >= -87; below, within 1e-37
  * absolute), tanh within 2e-6 relative; NaN stays NaN, tanh(-0) = -0, +-inf saturate;
- * every length 0..40 (the tails), nothing past n written. */
+ * every length 0..40 (the tails), nothing past n written. The Sigmoid op's kernel
+ * likewise (below). */
 static void test_vmath(void) {
   enum { N = 20000 + 12 };
   float *x = (float *)malloc(N * sizeof(float)), *ys = (float *)malloc(N * sizeof(float)),
@@ -318,6 +319,45 @@ static void test_vmath(void) {
   }
   free(yf);
   CHECK(erf_bad == 0);
+  /* The Sigmoid op's kernel (dml_cpu_sigmoid_f32, four vectors at a time):
+   * within 1e-6 relative for x >= -87, libm's expf(x) below (subnormals, 0 at
+   * -inf), 1 at +inf, 0.5 at -0, NaN kept; in place the same bits; every
+   * length 0..140 (the 64-value steps and 16-lane tails), nothing past n
+   * written. */
+  float *yo = (float *)malloc(N * sizeof(float)),
+        *yi = (float *)malloc(N * sizeof(float));
+  dml_cpu_sigmoid_f32(x, yo, N);
+  memcpy(yi, x, N * sizeof(float));
+  dml_cpu_sigmoid_f32(yi, yi, N);
+  double eo = 0;
+  for (int i = 0; i < N; i++) {
+    double v = x[i], r = 1.0 / (1.0 + exp(-v));
+    if (isnan(v))
+      bad += !isnan(yo[i]);
+    else if (v >= -87)
+      eo = fmax(eo, fabs(yo[i] - r) / r);
+    else
+      bad += yo[i] != expf(x[i]);
+  }
+  bad += memcmp(yo, yi, N * sizeof(float)) != 0;
+  CHECK_NEAR(eo, 0, 1e-6);
+  CHECK(bad == 0);
+  const float sx[] = {INFINITY, -INFINITY, -0.0f, -100.0f, -87.5f, -104.0f, 20.0f};
+  float sy[7];
+  dml_cpu_sigmoid_f32(sx, sy, 7);
+  CHECK(sy[0] == 1.0f && sy[1] == 0.0f && sy[2] == 0.5f);
+  CHECK(sy[3] == expf(-100.0f) && sy[3] > 0 && sy[3] < 1.2e-38f); /* subnormal */
+  CHECK(sy[4] == expf(-87.5f) && sy[5] == expf(-104.0f) && fabsf(sy[6] - 1.0f) < 1e-7f);
+  for (int n = 0; n <= 140; n++) {
+    float a[160], b[160];
+    for (int i = 0; i < 160; i++) a[i] = (float)(i % 23) - 11.5f, b[i] = 7.0f;
+    dml_cpu_sigmoid_f32(a, b, n);
+    int ok = 1;
+    for (int i = 0; i < 160; i++)
+      ok &= i < n ? fabs(b[i] - 1.0 / (1.0 + exp(-(double)a[i]))) < 1e-6 : b[i] == 7.0f;
+    CHECK(ok);
+  }
+  free(yo), free(yi);
   float z = -0.0f;
   dml_cpu_vtanh_f32(&z, 1);
   CHECK(z == 0 && signbit(z));
