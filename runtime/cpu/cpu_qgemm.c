@@ -18,7 +18,11 @@
  * Requantization: y = clamp(rint((acc + B[m]) * (x_scale * w_scale[m] /
  * y_scale)) + zy, lo, hi), in double exactly as the reference kernel
  * (rint: round half to even), then stored as u8/s8; [lo, hi] is y's range
- * narrowed by dml_clamp (a Relu/Clip folded by the qdq-fuse pass).
+ * narrowed by dml_clamp (a Relu/Clip folded by the qdq-fuse pass). The
+ * AVX-512 form adds the constant and clamps in int32 where every value the
+ * call can produce has |acc + c0| and |(acc + c0) sc| below 2^30 (qc_t's
+ * i32; the product and rint stay double, so the same bits), else clamps in
+ * double before the rounding conversion.
  *
  * Layouts. Weights (the GEMM's A) are packed per group into panels of 8
  * rows: [ceil(Mg/8)][Kq][8][4] bytes with Kq = ceil(K/4), rows and k past
@@ -41,8 +45,10 @@
  * place from the image interleaved by 4 channels and split into stride
  * phases (d4_task; the qc_t's d4 comment); 1x1-pixel images (a Gemm as a
  * 1x1 conv) take the images as columns (image_task). Depthwise convolutions (group == C
- * == M) take a direct kernel: per (image, channel), int32 row accumulators of (x - zx)(w
- * - zw) over the taps inside the image (padding contributes 0).
+ * == M) take a direct kernel: from 8 channels with the channels in the vector lanes
+ * (dwl_task: blocks of 16 channels transposed to pixels of 16 bytes), below per (image,
+ * channel) plane (dw_task), int32 accumulators of (x - zx)(w - zw) over the taps
+ * (padding contributes 0).
  */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("O3", "no-trapping-math")
@@ -418,6 +424,10 @@ typedef struct {
   const int32_t *rowsum;
   const double *sc, *c0, *zw; /* per m: scale, constant term, zw' */
   int need_colsum;
+  /* i32: every t = acc + c0 the call can produce has |t| and |t sc| below
+   * 2^30 (and no colsum): the AVX-512 requantization adds c0 and clamps in
+   * int32 (rq16_i32) */
+  int i32;
   int32_t zy, lo, hi;
   uint8_t *y;
   int64_t nc; /* columns per task */
@@ -441,6 +451,25 @@ static void requant_row(const qc_t *q, const int32_t *acc, const int32_t *colsum
 }
 
 #if DML_CPU_X86
+/* 16 values t = acc + c0 (int32, exact where qc_t's i32 holds) requantized
+ * as the reference: rint of the double product t * sc (sc0: lanes 0-7, sc1:
+ * 8-15; round half to even in the conversion), + zy and the clamp to [lo,
+ * hi] in int32 (exact: |t sc| < 2^30), as bytes. Per 16 values 6 double
+ * operations instead of the 10 of the double clamp. */
+__attribute__((always_inline, target("avx512f,avx512bw,avx512vl"))) static inline __m128i
+rq16_i32(__m512i t, __m512d sc0, __m512d sc1, __m512i vzy, __m512i vlo, __m512i vhi) {
+  __m512d d0 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(t)), sc0);
+  __m512d d1 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(t, 1)), sc1);
+  __m512i r = _mm512_inserti64x4(
+      _mm512_castsi256_si512(
+          _mm512_cvt_roundpd_epi32(d0, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)),
+      _mm512_cvt_roundpd_epi32(d1, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), 1);
+  r = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(r, vzy), vlo), vhi);
+  __m128i b = _mm512_cvtepi32_epi8(r);
+  __asm__("" : "+v"(b)); /* see requant_row512 */
+  return b;
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vl"))) static void requant_row512(
     const qc_t *q, const int32_t *acc, const int32_t *colsum, double sc, double c0,
     double zw, int64_t n, uint8_t *y) {
@@ -452,6 +481,22 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void requant_row512(
           vhi = _mm512_set1_pd((double)q->hi - q->zy);
   __m512i vzy = _mm512_set1_epi32(q->zy);
   int64_t j = 0;
+  if (q->i32 && !colsum) {
+    const __m512i vc0 = _mm512_set1_epi32((int32_t)c0), vl = _mm512_set1_epi32(q->lo),
+                  vh = _mm512_set1_epi32(q->hi);
+    for (; j < n; j += 16) {
+      int64_t m = n - j < 16 ? n - j : 16;
+      __mmask16 mk = (__mmask16)((1u << m) - 1);
+      __m512i a = _mm512_add_epi32(_mm512_maskz_loadu_epi32(mk, acc + j), vc0);
+      __m128i b = rq16_i32(a, vsc, vsc, vzy, vl, vh);
+      if (m < 16) {
+        _mm_mask_storeu_epi8(y + j, mk, b);
+        break;
+      }
+      _mm_storeu_si128((__m128i *)(y + j), b);
+    }
+    return;
+  }
   for (; j < n; j += 16) {
     int64_t m = n - j < 16 ? n - j : 16;
     __mmask16 mk = (__mmask16)((1u << m) - 1);
@@ -1219,30 +1264,43 @@ static void dwl_requant(const int32_t *restrict acc, const double *restrict c0,
 }
 
 #if DML_CPU_X86
-/* dwl_requant with AVX-512 (as requant_row512: the clamp to [lo - zy, hi -
- * zy] before the rounding conversion, + zy in int32). */
-__attribute__((target("avx512f,avx512bw,avx512vl"))) static void dwl_requant512(
-    const int32_t *acc, const double *c0, const double *sc, int32_t zy, int32_t lo,
-    int32_t hi, int64_t n, uint8_t *y) {
-  const __m512d c0a = _mm512_loadu_pd(c0), c0b = _mm512_loadu_pd(c0 + 8);
+/* 16 lanes of accumulators requantized with per-lane c0 (double, and as
+ * int32 in c0i where q->i32) and sc: rq16_i32 where q->i32 holds, else as
+ * requant_row512 (the clamp to [lo - zy, hi - zy] before the rounding
+ * conversion, + zy in int32). */
+__attribute__((always_inline, target("avx512f,avx512bw,avx512vl"))) static inline __m128i
+rq_lanes512(const qc_t *q, __m512i a, const double *c0, const int32_t *c0i,
+            const double *sc) {
   const __m512d sca = _mm512_loadu_pd(sc), scb = _mm512_loadu_pd(sc + 8);
-  const __m512d vlo = _mm512_set1_pd((double)lo - zy),
-                vhi = _mm512_set1_pd((double)hi - zy);
-  const __m512i vzy = _mm512_set1_epi32(zy);
-  for (int64_t j = 0; j < n; j++) {
-    __m512i a = _mm512_loadu_si512((const void *)(acc + j * QDL));
-    __m512d t0 = _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(a)), c0a);
-    __m512d t1 = _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(a, 1)), c0b);
-    t0 = _mm512_min_pd(_mm512_max_pd(_mm512_mul_pd(t0, sca), vlo), vhi);
-    t1 = _mm512_min_pd(_mm512_max_pd(_mm512_mul_pd(t1, scb), vlo), vhi);
-    __m512i r = _mm512_inserti64x4(
-        _mm512_castsi256_si512(
-            _mm512_cvt_roundpd_epi32(t0, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)),
-        _mm512_cvt_roundpd_epi32(t1, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), 1);
-    __m128i b = _mm512_cvtepi32_epi8(_mm512_add_epi32(r, vzy));
-    __asm__("" : "+v"(b)); /* see requant_row512 */
-    _mm_storeu_si128((__m128i *)(y + j * QDL), b);
-  }
+  const __m512i vzy = _mm512_set1_epi32(q->zy);
+  if (q->i32)
+    return rq16_i32(_mm512_add_epi32(a, _mm512_loadu_si512((const void *)c0i)), sca, scb,
+                    vzy, _mm512_set1_epi32(q->lo), _mm512_set1_epi32(q->hi));
+  const __m512d vlo = _mm512_set1_pd((double)q->lo - q->zy),
+                vhi = _mm512_set1_pd((double)q->hi - q->zy);
+  __m512d t0 =
+      _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(a)), _mm512_loadu_pd(c0));
+  __m512d t1 = _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(a, 1)),
+                             _mm512_loadu_pd(c0 + 8));
+  t0 = _mm512_min_pd(_mm512_max_pd(_mm512_mul_pd(t0, sca), vlo), vhi);
+  t1 = _mm512_min_pd(_mm512_max_pd(_mm512_mul_pd(t1, scb), vlo), vhi);
+  __m512i r = _mm512_inserti64x4(
+      _mm512_castsi256_si512(
+          _mm512_cvt_roundpd_epi32(t0, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)),
+      _mm512_cvt_roundpd_epi32(t1, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), 1);
+  __m128i b = _mm512_cvtepi32_epi8(_mm512_add_epi32(r, vzy));
+  __asm__("" : "+v"(b)); /* see requant_row512 */
+  return b;
+}
+
+/* dwl_requant with AVX-512. */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void dwl_requant512(
+    const qc_t *q, const int32_t *acc, const double *c0, const int32_t *c0i,
+    const double *sc, int64_t n, uint8_t *y) {
+  for (int64_t j = 0; j < n; j++)
+    _mm_storeu_si128(
+        (__m128i *)(y + j * QDL),
+        rq_lanes512(q, _mm512_loadu_si512((const void *)(acc + j * QDL)), c0, c0i, sc));
 }
 #endif
 
@@ -1259,6 +1317,7 @@ static void dwl_task(void *ctx, int64_t t, int tid) {
   const uint8_t zxp = (uint8_t)((uint8_t)q->zx ^ q->flip), flip = q->flip;
   /* weights (w - zw) per tap and lane, c0 and the scales per lane */
   double c0[QDL], sc[QDL];
+  int32_t c0i[QDL];
   for (int l = 0; l < QDL; l++) {
     int64_t m = c0ch + l;
     int32_t ws = 0;
@@ -1273,6 +1332,7 @@ static void dwl_task(void *ctx, int64_t t, int tid) {
       ws += v;
     }
     c0[l] = l < nc ? q->c0[m] - (double)zxp * ws : 0;
+    c0i[l] = q->i32 ? (int32_t)c0[l] : 0; /* exact where q->i32 */
     sc[l] = l < nc ? q->sc[m] : 0;
   }
   /* the padded image: zx' around, the block's planes transposed inside */
@@ -1308,7 +1368,7 @@ static void dwl_task(void *ctx, int64_t t, int tid) {
       dwl_row(xr, Wp, wv, OW, KH, KW, q->sw, q->dh, q->dw, acc);
 #if DML_CPU_X86
     if (g_quk_id == 3)
-      dwl_requant512(acc, c0, sc, q->zy, q->lo, q->hi, OW, yb + oh * OW * QDL);
+      dwl_requant512(q, acc, c0, c0i, sc, OW, yb + oh * OW * QDL);
     else
 #endif
       dwl_requant(acc, c0, sc, q->zy, q->lo, q->hi, OW, yb + oh * OW * QDL);
@@ -1488,6 +1548,16 @@ int dml_cpu_qconv_fast(const dml_cpu_call_t *c, const void *packed, int32_t lo,
     c0[m] = q.depthwise ? b : -(double)zxp * q.rowsum[m] + (double)q.K * zxp * zwp + b;
   }
   q.sc = sc, q.c0 = c0, q.zw = zw;
+  /* the int32 requantization's bound: |acc| <= K 255 * 128 (GEMM: u8 x'
+   * times s8 w'), depthwise taps 255 * 255 (x - zx or x' times w - zw)
+   * and as much again in the lanes kernels' c0 (zx' sum(w - zw)) */
+  q.i32 = !q.need_colsum;
+  const double abound =
+      q.depthwise ? 2.0 * (double)q.K * 255 * 255 : (double)q.K * 255 * 128;
+  for (int64_t m = 0; m < q.M && q.i32; m++) {
+    double a = abound + fabs(c0[m]);
+    if (a > 0x1p30 || a * fabs(sc[m]) > 0x1p30) q.i32 = 0;
+  }
   q.slots = p;
   size_t avail = c->scratch_bytes - (size_t)(p - (uint8_t *)c->scratch);
   q.d4 = q.d4_ok && g_quk_id == 3 && !q.need_colsum && avail >= d4_bytes(&q);

@@ -208,6 +208,15 @@ static void test_qconv_paths(void) {
        S, U,  128, 128, 0,  0,  1, 1, 0.002, 0, 0, 0},
       {2, 40, 9, 9, 40, 40, 3, 3, 2, 0, 1, U, S, S, 3, -128, 0, 0, 1, 1, 0.15, 0, 0, 1},
       {1, 17, 20, 20, 17, 17, 3, 3, 2, 1, 1, S, S, U, 0, 0, 0, 0, 0, 0, 2.0, 0, 0, 0},
+      /* dilation 2 with odd C, stride 3 */
+      {2, 20, 15, 14, 20, 20, 3, 3, 1, 2, 2, U, S, U, 128, 128, 0, 0, 1, 1, 0.2, 0, 0, 0},
+      {1, 12, 13, 17, 12, 12, 3, 3, 3, 1, 1, S, S, S, 0, 0, 0, 0, 1, 1, 0.2, 1, 0, 0},
+      /* a y_scale so small that |t * sc| passes 2^30: the double clamp
+       * instead of the int32 one (GEMM, depthwise in lanes and per plane) */
+      {1, 16, 9, 9, 24, 1, 3, 3, 1, 1, 1, U, S, U, 128, 128, 0, 0, 1, 1, 1e-7, 0, 0, 0},
+      {2, 32, 10,  10,  32, 32, 3, 3, 1,    1, 1, U,
+       S, U,  100, 128, 0,  0,  1, 1, 1e-7, 0, 0, 0},
+      {1, 24, 7, 7, 24, 24, 3, 3, 1, 1, 1, U, U, U, 7, 9, 1, 0, 1, 1, 1e-7, 0, 0, 0},
       /* 1x1-pixel images as the GEMM's columns (a Gemm as a 1x1 conv): odd
        * K and M, 3 tasks of 32 images, s8 x with w zero points (colsum) */
       {5, 41, 1, 1, 11, 1, 1, 1, 1, 0, 1, U, S, U, 128, 128, 0, 0, 1, 1, 0.2, 0, 0, 0},
