@@ -1317,7 +1317,7 @@ static void dwl_task(void *ctx, int64_t t, int tid) {
   const uint8_t zxp = (uint8_t)((uint8_t)q->zx ^ q->flip), flip = q->flip;
   /* weights (w - zw) per tap and lane, c0 and the scales per lane */
   double c0[QDL], sc[QDL];
-  int32_t c0i[QDL];
+  int32_t c0i[QDL]; /* c0 as int32 for the AVX-512 requantization */
   for (int l = 0; l < QDL; l++) {
     int64_t m = c0ch + l;
     int32_t ws = 0;
@@ -1335,26 +1335,41 @@ static void dwl_task(void *ctx, int64_t t, int tid) {
     c0i[l] = q->i32 ? (int32_t)c0[l] : 0; /* exact where q->i32 */
     sc[l] = l < nc ? q->sc[m] : 0;
   }
+  (void)c0i; /* unused where DML_CPU_X86 is 0 */
   /* the padded image: zx' around, the block's planes transposed inside */
   memset(xp, zxp, (size_t)(Hp * Wp * QDL));
   const uint8_t *xc = q->x + (n * q->C + c0ch) * H * W;
   uint8_t dummy[QDL], tmp[QDL][QDL];
   memset(dummy, zxp ^ flip, sizeof dummy); /* lanes past C: zx' once flipped */
-  for (int64_t h = 0; h < H; h++) {
-    uint8_t *orow = xp + ((h + q->pt) * Wp + q->pl) * QDL;
-    int64_t w0 = 0;
-    for (; w0 + QDL <= W; w0 += QDL) {
+  /* blocks of 16 pixels: of a row, or where rows are shorter of the
+   * planes taken flat (each pixel to its place: measured slower for long
+   * rows); the rest one by one */
+  const int64_t HW = H * W, flat = W < QDL;
+  int64_t p0 = 0, h = 0, w = 0; /* (h, w): pixel p0 */
+  while (p0 < HW) {
+    if (p0 + QDL <= HW && (flat || w + QDL <= W)) {
       const uint8_t *src[QDL];
       uint8_t *dst[QDL];
-      for (int l = 0; l < QDL; l++) {
-        src[l] = l < nc ? xc + (l * H + h) * W + w0 : dummy;
-        dst[l] = orow + (w0 + l) * QDL;
+      for (int l = 0; l < QDL; l++) src[l] = l < nc ? xc + l * HW + p0 : dummy;
+      if (flat) {
+        for (int l = 0; l < QDL; l++) {
+          dst[l] = xp + ((h + q->pt) * Wp + q->pl + w) * QDL;
+          if (++w == W) w = 0, h++;
+        }
+      } else {
+        uint8_t *o = xp + ((h + q->pt) * Wp + q->pl + w) * QDL;
+        for (int l = 0; l < QDL; l++) dst[l] = o + l * QDL;
+        w += QDL;
+        if (w == W) w = 0, h++;
       }
       tr16(src, dst, flip);
+      p0 += QDL;
+      continue;
     }
-    for (; w0 < W; w0++)
-      for (int64_t l = 0; l < nc; l++)
-        orow[w0 * QDL + l] = (uint8_t)(xc[(l * H + h) * W + w0] ^ flip);
+    for (int64_t l = 0; l < nc; l++)
+      xp[((h + q->pt) * Wp + q->pl + w) * QDL + l] = (uint8_t)(xc[l * HW + p0] ^ flip);
+    if (++w == W) w = 0, h++;
+    p0++;
   }
   for (int64_t oh = 0; oh < OH; oh++) {
     const uint8_t *xr = xp + oh * q->sh * Wp * QDL;
@@ -1375,7 +1390,7 @@ static void dwl_task(void *ctx, int64_t t, int tid) {
   }
   /* back into the planes */
   uint8_t *yc = q->y + (n * q->M + c0ch) * P;
-  int64_t p0 = 0;
+  p0 = 0;
   for (; p0 + QDL <= P; p0 += QDL) {
     const uint8_t *src[QDL];
     uint8_t *dst[QDL];
