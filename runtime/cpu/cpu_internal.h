@@ -207,6 +207,11 @@ int dml_cpu_qconv_fast(const dml_cpu_call_t *c, const void *packed, int32_t lo,
                        int32_t hi, dml_status_t *st);
 /* Its scratch for `threads` threads (prepacked: the weights come packed). */
 size_t dml_cpu_qconv_scratch(const dml_cpu_call_t *c, int threads, int prepacked);
+/* Tests only (not thread-safe): on (1, the default) int8 depthwise
+ * QLinearConv of at least 8 channels takes the kernel with the channels in
+ * the vector lanes (cpu_qgemm.c, dwl_task), off (0) the per-plane kernel
+ * (the same bits). Returns the previous setting. */
+int dml_cpu_qdw_lanes_set(int on);
 /* Packed QLinearConv weights w [M, C/group, k...] u8/s8: bytes (0 for
  * depthwise, which reads w directly, or K > 65,536) and the packing. */
 size_t dml_cpu_qconv_prepack_bytes(const dml_tensor_t *w, int64_t group);

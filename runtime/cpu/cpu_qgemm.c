@@ -18,7 +18,11 @@
  * Requantization: y = clamp(rint((acc + B[m]) * (x_scale * w_scale[m] /
  * y_scale)) + zy, lo, hi), in double exactly as the reference kernel
  * (rint: round half to even), then stored as u8/s8; [lo, hi] is y's range
- * narrowed by dml_clamp (a Relu/Clip folded by the qdq-fuse pass).
+ * narrowed by dml_clamp (a Relu/Clip folded by the qdq-fuse pass). The
+ * AVX-512 form adds the constant and clamps in int32 where every value the
+ * call can produce has |acc + c0| and |(acc + c0) sc| below 2^30 (qc_t's
+ * i32; the product and rint stay double, so the same bits), else clamps in
+ * double before the rounding conversion.
  *
  * Layouts. Weights (the GEMM's A) are packed per group into panels of 8
  * rows: [ceil(Mg/8)][Kq][8][4] bytes with Kq = ceil(K/4), rows and k past
@@ -41,8 +45,10 @@
  * place from the image interleaved by 4 channels and split into stride
  * phases (d4_task; the qc_t's d4 comment); 1x1-pixel images (a Gemm as a
  * 1x1 conv) take the images as columns (image_task). Depthwise convolutions (group == C
- * == M) take a direct kernel: per (image, channel), int32 row accumulators of (x - zx)(w
- * - zw) over the taps inside the image (padding contributes 0).
+ * == M) take a direct kernel: from 8 channels with the channels in the vector lanes
+ * (dwl_task: blocks of 16 channels transposed to pixels of 16 bytes), below per (image,
+ * channel) plane (dw_task), int32 accumulators of (x - zx)(w - zw) over the taps
+ * (padding contributes 0).
  */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("O3", "no-trapping-math")
@@ -390,7 +396,8 @@ typedef struct {
   /* geometry (2-D; 1-D has H = KH = 1) */
   int64_t N, C, H, W, M, group, Cg, Mg, KH, KW, OH, OW, sh, sw, dh, dw, pt, pl, K, Kq;
   int depthwise, one_by_one;
-  int tm; /* tap_major k order */
+  int dwl; /* depthwise with the channels in the vector lanes (dwl_task) */
+  int tm;  /* tap_major k order */
   /* d4: the in-place path (VNNI, Cg a multiple of 4, more than one tap
    * (tap-major; 1x1 kernels read x with less work through pack_b or the
    * direct packing: measured), symmetric weights): B read in place from the image group
@@ -417,6 +424,10 @@ typedef struct {
   const int32_t *rowsum;
   const double *sc, *c0, *zw; /* per m: scale, constant term, zw' */
   int need_colsum;
+  /* i32: every t = acc + c0 the call can produce has |t| and |t sc| below
+   * 2^30 (and no colsum): the AVX-512 requantization adds c0 and clamps in
+   * int32 (rq16_i32) */
+  int i32;
   int32_t zy, lo, hi;
   uint8_t *y;
   int64_t nc; /* columns per task */
@@ -440,6 +451,25 @@ static void requant_row(const qc_t *q, const int32_t *acc, const int32_t *colsum
 }
 
 #if DML_CPU_X86
+/* 16 values t = acc + c0 (int32, exact where qc_t's i32 holds) requantized
+ * as the reference: rint of the double product t * sc (sc0: lanes 0-7, sc1:
+ * 8-15; round half to even in the conversion), + zy and the clamp to [lo,
+ * hi] in int32 (exact: |t sc| < 2^30), as bytes. Per 16 values 6 double
+ * operations instead of the 10 of the double clamp. */
+__attribute__((always_inline, target("avx512f,avx512bw,avx512vl"))) static inline __m128i
+rq16_i32(__m512i t, __m512d sc0, __m512d sc1, __m512i vzy, __m512i vlo, __m512i vhi) {
+  __m512d d0 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(t)), sc0);
+  __m512d d1 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(t, 1)), sc1);
+  __m512i r = _mm512_inserti64x4(
+      _mm512_castsi256_si512(
+          _mm512_cvt_roundpd_epi32(d0, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)),
+      _mm512_cvt_roundpd_epi32(d1, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), 1);
+  r = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(r, vzy), vlo), vhi);
+  __m128i b = _mm512_cvtepi32_epi8(r);
+  __asm__("" : "+v"(b)); /* see requant_row512 */
+  return b;
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vl"))) static void requant_row512(
     const qc_t *q, const int32_t *acc, const int32_t *colsum, double sc, double c0,
     double zw, int64_t n, uint8_t *y) {
@@ -451,6 +481,22 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void requant_row512(
           vhi = _mm512_set1_pd((double)q->hi - q->zy);
   __m512i vzy = _mm512_set1_epi32(q->zy);
   int64_t j = 0;
+  if (q->i32 && !colsum) {
+    const __m512i vc0 = _mm512_set1_epi32((int32_t)c0), vl = _mm512_set1_epi32(q->lo),
+                  vh = _mm512_set1_epi32(q->hi);
+    for (; j < n; j += 16) {
+      int64_t m = n - j < 16 ? n - j : 16;
+      __mmask16 mk = (__mmask16)((1u << m) - 1);
+      __m512i a = _mm512_add_epi32(_mm512_maskz_loadu_epi32(mk, acc + j), vc0);
+      __m128i b = rq16_i32(a, vsc, vsc, vzy, vl, vh);
+      if (m < 16) {
+        _mm_mask_storeu_epi8(y + j, mk, b);
+        break;
+      }
+      _mm_storeu_si128((__m128i *)(y + j), b);
+    }
+    return;
+  }
   for (; j < n; j += 16) {
     int64_t m = n - j < 16 ? n - j : 16;
     __mmask16 mk = (__mmask16)((1u << m) - 1);
@@ -1043,6 +1089,321 @@ static void dw_task(void *ctx, int64_t t, int tid) {
             q->y + (n * q->M + m) * OH * OW);
 }
 
+/* ---- depthwise with the channels in the vector lanes --------------------
+ * Per (image, block of QDL = 16 channels): the block's planes transposed
+ * into one padded image of pixels of 16 channel bytes, x' = x ^ flip (u8),
+ * [Hp][Wp][16], the padding zx'; per output row the int32 accumulators
+ * [OW][16] of sum over the taps of x' * (w - zw) (lane l = channel l of the
+ * block; lanes past C read zx' and weights 0), requantized with
+ * c0 = B - zx' * sum_taps (w - zw) (so that acc + c0 = the reference's
+ * sum of (x - zx)(w - zw) + B, exact) into [OH * OW][16] bytes, transposed
+ * back into the 16 output planes. Any stride, dilation and padding; the
+ * transposes are 16x16-byte blocks (SSE2 on x86, C elsewhere). */
+#define QDL 16
+
+static int g_dw_lanes = 1; /* tests: 0 forces the per-plane kernel */
+
+int dml_cpu_qdw_lanes_set(int on) {
+  int old = g_dw_lanes;
+  g_dw_lanes = on;
+  return old;
+}
+
+/* The lanes kernel's slot: the padded image, a row of accumulators, the
+ * output block, the per-tap weight vectors (64 taps at most). */
+static size_t dwl_bytes(const qc_t *q) {
+  return (size_t)(rup(q->Hp * q->Wp * QDL, 64) + rup(q->OW * QDL * 4, 64) +
+                  rup(q->OH * q->OW * QDL, 64) + 64 * QDL * 4 + 64);
+}
+
+/* A 16x16 byte block: dst row i (16 bytes at dst[i]) = column i of the 16
+ * source rows src[0..15], each byte xor flip. */
+static inline void tr16(const uint8_t *const src[QDL], uint8_t *const dst[QDL],
+                        uint8_t flip) {
+#if DML_CPU_X86
+  /* Four rounds of the perfect shuffle (row r, column c as the 8 bits
+   * r3..r0 c3..c0, each round rotates them left by one): the transpose. */
+  __m128i a[16], b[16];
+  const __m128i f = _mm_set1_epi8((char)flip);
+  for (int i = 0; i < 16; i++)
+    a[i] = _mm_xor_si128(_mm_loadu_si128((const __m128i *)src[i]), f);
+  for (int round = 0; round < 4; round++) {
+    __m128i *in = round % 2 ? b : a, *out = round % 2 ? a : b;
+    for (int i = 0; i < 8; i++) {
+      out[2 * i] = _mm_unpacklo_epi8(in[i], in[i + 8]);
+      out[2 * i + 1] = _mm_unpackhi_epi8(in[i], in[i + 8]);
+    }
+  }
+  for (int i = 0; i < 16; i++) _mm_storeu_si128((__m128i *)dst[i], a[i]);
+#else
+  uint8_t t[QDL][QDL];
+  for (int i = 0; i < QDL; i++)
+    for (int j = 0; j < QDL; j++) t[j][i] = (uint8_t)(src[i][j] ^ flip);
+  for (int i = 0; i < QDL; i++) memcpy(dst[i], t[i], QDL);
+#endif
+}
+
+/* acc[ow][l] = sum over taps of xr[(kh * dh * Wp + ow * sw + kw * dw) * 16
+ * + l] * wv[tap][l] for one output row (xr: its first padded row). */
+DML_CPU_CLONES
+static void dwl_row(const uint8_t *restrict xr, int64_t Wp, const int32_t *restrict wv,
+                    int64_t OW, int64_t KH, int64_t KW, int64_t sw, int64_t dh,
+                    int64_t dw, int32_t *restrict acc) {
+  for (int64_t ow = 0; ow < OW; ow++) {
+    int32_t a[QDL] = {0};
+    for (int64_t kh = 0; kh < KH; kh++)
+      for (int64_t kw = 0; kw < KW; kw++) {
+        const uint8_t *restrict p = xr + (kh * dh * Wp + ow * sw + kw * dw) * QDL;
+        const int32_t *restrict w = wv + (kh * KW + kw) * QDL;
+        for (int l = 0; l < QDL; l++) a[l] += (int32_t)p[l] * w[l];
+      }
+    memcpy(acc + ow * QDL, a, sizeof a);
+  }
+}
+
+#if DML_CPU_X86
+/* dwl_row with AVX-512 VNNI: 16 lanes per register, 4 output pixels at a
+ * time; vpdpwssd on x' zero-extended to int32 (high halves 0) and w - zw
+ * sign-extended: x' (w - zw) + 0, exact. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void dwl_row512(
+    const uint8_t *xr, int64_t Wp, const int32_t *wv, int64_t OW, int64_t KH, int64_t KW,
+    int64_t sw, int64_t dh, int64_t dw, int32_t *acc) {
+  const int64_t ps = sw * QDL;
+  int64_t ow = 0;
+  for (; ow + 4 <= OW; ow += 4) {
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t kh = 0; kh < KH; kh++)
+      for (int64_t kw = 0; kw < KW; kw++) {
+        const uint8_t *p = xr + (kh * dh * Wp + ow * sw + kw * dw) * QDL;
+        __m512i w = _mm512_loadu_si512((const void *)(wv + (kh * KW + kw) * QDL));
+        a0 = _mm512_dpwssd_epi32(
+            a0, _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p)), w);
+        a1 = _mm512_dpwssd_epi32(
+            a1, _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p + ps))), w);
+        a2 = _mm512_dpwssd_epi32(
+            a2, _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p + 2 * ps))), w);
+        a3 = _mm512_dpwssd_epi32(
+            a3, _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p + 3 * ps))), w);
+      }
+    _mm512_storeu_si512((void *)(acc + ow * QDL), a0);
+    _mm512_storeu_si512((void *)(acc + (ow + 1) * QDL), a1);
+    _mm512_storeu_si512((void *)(acc + (ow + 2) * QDL), a2);
+    _mm512_storeu_si512((void *)(acc + (ow + 3) * QDL), a3);
+  }
+  for (; ow < OW; ow++) {
+    __m512i a0 = _mm512_setzero_si512();
+    for (int64_t kh = 0; kh < KH; kh++)
+      for (int64_t kw = 0; kw < KW; kw++) {
+        const uint8_t *p = xr + (kh * dh * Wp + ow * sw + kw * dw) * QDL;
+        __m512i w = _mm512_loadu_si512((const void *)(wv + (kh * KW + kw) * QDL));
+        a0 = _mm512_dpwssd_epi32(
+            a0, _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p)), w);
+      }
+    _mm512_storeu_si512((void *)(acc + ow * QDL), a0);
+  }
+}
+
+/* dwl_row with AVX2: two registers of 8 lanes per pixel, 2 pixels at a
+ * time; vpmaddwd as above (x' (w - zw) + 0). */
+__attribute__((target("avx2"))) static void dwl_row256(const uint8_t *xr, int64_t Wp,
+                                                       const int32_t *wv, int64_t OW,
+                                                       int64_t KH, int64_t KW, int64_t sw,
+                                                       int64_t dh, int64_t dw,
+                                                       int32_t *acc) {
+  const int64_t ps = sw * QDL;
+  int64_t ow = 0;
+  for (; ow < OW; ow += 2) {
+    const int two = ow + 1 < OW;
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, b0 = a0, b1 = a0;
+    for (int64_t kh = 0; kh < KH; kh++)
+      for (int64_t kw = 0; kw < KW; kw++) {
+        const uint8_t *p = xr + (kh * dh * Wp + ow * sw + kw * dw) * QDL;
+        const int32_t *wt = wv + (kh * KW + kw) * QDL;
+        __m256i w0 = _mm256_loadu_si256((const __m256i *)wt);
+        __m256i w1 = _mm256_loadu_si256((const __m256i *)(wt + 8));
+        a0 = _mm256_add_epi32(
+            a0, _mm256_madd_epi16(
+                    _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p)), w0));
+        a1 = _mm256_add_epi32(
+            a1, _mm256_madd_epi16(
+                    _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 8))), w1));
+        if (two) {
+          b0 = _mm256_add_epi32(
+              b0,
+              _mm256_madd_epi16(
+                  _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + ps))), w0));
+          b1 = _mm256_add_epi32(
+              b1, _mm256_madd_epi16(_mm256_cvtepu8_epi32(
+                                        _mm_loadl_epi64((const __m128i *)(p + ps + 8))),
+                                    w1));
+        }
+      }
+    _mm256_storeu_si256((__m256i *)(acc + ow * QDL), a0);
+    _mm256_storeu_si256((__m256i *)(acc + ow * QDL + 8), a1);
+    if (two) {
+      _mm256_storeu_si256((__m256i *)(acc + (ow + 1) * QDL), b0);
+      _mm256_storeu_si256((__m256i *)(acc + (ow + 1) * QDL + 8), b1);
+    }
+  }
+}
+#endif
+
+/* Requantizes n pixels of 16 lanes: y[j][l] = clamp(rint((acc[j][l] +
+ * c0[l]) * sc[l]) + zy, lo, hi), the reference's double formula. */
+DML_CPU_CLONES
+static void dwl_requant(const int32_t *restrict acc, const double *restrict c0,
+                        const double *restrict sc, int32_t zy, int32_t lo, int32_t hi,
+                        int64_t n, uint8_t *restrict y) {
+  for (int64_t j = 0; j < n; j++)
+    for (int l = 0; l < QDL; l++) {
+      double v = rint(((double)acc[j * QDL + l] + c0[l]) * sc[l]) + (double)zy;
+      if (!(v >= lo)) v = lo;
+      if (v > hi) v = hi;
+      y[j * QDL + l] = (uint8_t)(int8_t)(int32_t)v;
+    }
+}
+
+#if DML_CPU_X86
+/* 16 lanes of accumulators requantized with per-lane c0 (double, and as
+ * int32 in c0i where q->i32) and sc: rq16_i32 where q->i32 holds, else as
+ * requant_row512 (the clamp to [lo - zy, hi - zy] before the rounding
+ * conversion, + zy in int32). */
+__attribute__((always_inline, target("avx512f,avx512bw,avx512vl"))) static inline __m128i
+rq_lanes512(const qc_t *q, __m512i a, const double *c0, const int32_t *c0i,
+            const double *sc) {
+  const __m512d sca = _mm512_loadu_pd(sc), scb = _mm512_loadu_pd(sc + 8);
+  const __m512i vzy = _mm512_set1_epi32(q->zy);
+  if (q->i32)
+    return rq16_i32(_mm512_add_epi32(a, _mm512_loadu_si512((const void *)c0i)), sca, scb,
+                    vzy, _mm512_set1_epi32(q->lo), _mm512_set1_epi32(q->hi));
+  const __m512d vlo = _mm512_set1_pd((double)q->lo - q->zy),
+                vhi = _mm512_set1_pd((double)q->hi - q->zy);
+  __m512d t0 =
+      _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(a)), _mm512_loadu_pd(c0));
+  __m512d t1 = _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(a, 1)),
+                             _mm512_loadu_pd(c0 + 8));
+  t0 = _mm512_min_pd(_mm512_max_pd(_mm512_mul_pd(t0, sca), vlo), vhi);
+  t1 = _mm512_min_pd(_mm512_max_pd(_mm512_mul_pd(t1, scb), vlo), vhi);
+  __m512i r = _mm512_inserti64x4(
+      _mm512_castsi256_si512(
+          _mm512_cvt_roundpd_epi32(t0, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)),
+      _mm512_cvt_roundpd_epi32(t1, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), 1);
+  __m128i b = _mm512_cvtepi32_epi8(_mm512_add_epi32(r, vzy));
+  __asm__("" : "+v"(b)); /* see requant_row512 */
+  return b;
+}
+
+/* dwl_requant with AVX-512. */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void dwl_requant512(
+    const qc_t *q, const int32_t *acc, const double *c0, const int32_t *c0i,
+    const double *sc, int64_t n, uint8_t *y) {
+  for (int64_t j = 0; j < n; j++)
+    _mm_storeu_si128(
+        (__m128i *)(y + j * QDL),
+        rq_lanes512(q, _mm512_loadu_si512((const void *)(acc + j * QDL)), c0, c0i, sc));
+}
+#endif
+
+static void dwl_task(void *ctx, int64_t t, int tid) {
+  const qc_t *q = (const qc_t *)ctx;
+  const int64_t nb = (q->C + QDL - 1) / QDL;
+  const int64_t n = t / nb, c0ch = (t % nb) * QDL, nc = DML_CPU_MIN(QDL, q->C - c0ch);
+  const int64_t H = q->H, W = q->W, OH = q->OH, OW = q->OW, KH = q->KH, KW = q->KW;
+  const int64_t Hp = q->Hp, Wp = q->Wp, taps = KH * KW, P = OH * OW;
+  uint8_t *xp = q->slots + (size_t)tid * q->slot_bytes;
+  int32_t *acc = (int32_t *)(void *)(xp + rup(Hp * Wp * QDL, 64));
+  uint8_t *yb = (uint8_t *)(acc + rup(OW * QDL, 16));
+  int32_t *wv = (int32_t *)(void *)(yb + rup(P * QDL, 64));
+  const uint8_t zxp = (uint8_t)((uint8_t)q->zx ^ q->flip), flip = q->flip;
+  /* weights (w - zw) per tap and lane, c0 and the scales per lane */
+  double c0[QDL], sc[QDL];
+  int32_t c0i[QDL]; /* c0 as int32 for the AVX-512 requantization */
+  for (int l = 0; l < QDL; l++) {
+    int64_t m = c0ch + l;
+    int32_t ws = 0;
+    for (int64_t i = 0; i < taps; i++) {
+      int32_t v = 0;
+      if (l < nc) {
+        int32_t wr = q->w_u8 ? (int32_t)((const uint8_t *)q->wraw)[m * taps + i] - 128
+                             : (int32_t)((const int8_t *)q->wraw)[m * taps + i];
+        v = wr - (int32_t)q->zw[m];
+      }
+      wv[i * QDL + l] = v;
+      ws += v;
+    }
+    c0[l] = l < nc ? q->c0[m] - (double)zxp * ws : 0;
+    c0i[l] = q->i32 ? (int32_t)c0[l] : 0; /* exact where q->i32 */
+    sc[l] = l < nc ? q->sc[m] : 0;
+  }
+  (void)c0i; /* unused where DML_CPU_X86 is 0 */
+  /* the padded image: zx' around, the block's planes transposed inside */
+  memset(xp, zxp, (size_t)(Hp * Wp * QDL));
+  const uint8_t *xc = q->x + (n * q->C + c0ch) * H * W;
+  uint8_t dummy[QDL], tmp[QDL][QDL];
+  memset(dummy, zxp ^ flip, sizeof dummy); /* lanes past C: zx' once flipped */
+  /* blocks of 16 pixels: of a row, or where rows are shorter of the
+   * planes taken flat (each pixel to its place: measured slower for long
+   * rows); the rest one by one */
+  const int64_t HW = H * W, flat = W < QDL;
+  int64_t p0 = 0, h = 0, w = 0; /* (h, w): pixel p0 */
+  while (p0 < HW) {
+    if (p0 + QDL <= HW && (flat || w + QDL <= W)) {
+      const uint8_t *src[QDL];
+      uint8_t *dst[QDL];
+      for (int l = 0; l < QDL; l++) src[l] = l < nc ? xc + l * HW + p0 : dummy;
+      if (flat) {
+        for (int l = 0; l < QDL; l++) {
+          dst[l] = xp + ((h + q->pt) * Wp + q->pl + w) * QDL;
+          if (++w == W) w = 0, h++;
+        }
+      } else {
+        uint8_t *o = xp + ((h + q->pt) * Wp + q->pl + w) * QDL;
+        for (int l = 0; l < QDL; l++) dst[l] = o + l * QDL;
+        w += QDL;
+        if (w == W) w = 0, h++;
+      }
+      tr16(src, dst, flip);
+      p0 += QDL;
+      continue;
+    }
+    for (int64_t l = 0; l < nc; l++)
+      xp[((h + q->pt) * Wp + q->pl + w) * QDL + l] = (uint8_t)(xc[l * HW + p0] ^ flip);
+    if (++w == W) w = 0, h++;
+    p0++;
+  }
+  for (int64_t oh = 0; oh < OH; oh++) {
+    const uint8_t *xr = xp + oh * q->sh * Wp * QDL;
+#if DML_CPU_X86
+    if (g_quk_id == 3)
+      dwl_row512(xr, Wp, wv, OW, KH, KW, q->sw, q->dh, q->dw, acc);
+    else if (g_quk_id == 2)
+      dwl_row256(xr, Wp, wv, OW, KH, KW, q->sw, q->dh, q->dw, acc);
+    else
+#endif
+      dwl_row(xr, Wp, wv, OW, KH, KW, q->sw, q->dh, q->dw, acc);
+#if DML_CPU_X86
+    if (g_quk_id == 3)
+      dwl_requant512(q, acc, c0, c0i, sc, OW, yb + oh * OW * QDL);
+    else
+#endif
+      dwl_requant(acc, c0, sc, q->zy, q->lo, q->hi, OW, yb + oh * OW * QDL);
+  }
+  /* back into the planes */
+  uint8_t *yc = q->y + (n * q->M + c0ch) * P;
+  p0 = 0;
+  for (; p0 + QDL <= P; p0 += QDL) {
+    const uint8_t *src[QDL];
+    uint8_t *dst[QDL];
+    for (int l = 0; l < QDL; l++) {
+      src[l] = yb + (p0 + l) * QDL;
+      dst[l] = l < nc ? yc + l * P + p0 : tmp[l];
+    }
+    tr16(src, dst, 0);
+  }
+  for (; p0 < P; p0++)
+    for (int64_t l = 0; l < nc; l++) yc[l * P + p0] = yb[p0 * QDL + l];
+}
+
 /* Geometry of the call when the fast path takes it (0 otherwise). */
 static int geo(const dml_cpu_call_t *c, qc_t *q) {
   const dml_tensor_t *x = &c->inputs[0], *w = &c->inputs[3], *y = &c->outputs[0];
@@ -1085,6 +1446,8 @@ static int geo(const dml_cpu_call_t *c, qc_t *q) {
   q->Kq = rup(q->K, 4) / 4;
   q->tm = tap_major(q->Cg, q->KH * q->KW);
   q->depthwise = q->Cg == 1 && q->Mg == 1 && q->KH * q->KW <= 64;
+  /* lanes: at least half of them used (measured: see dwl_task) */
+  q->dwl = q->depthwise && g_dw_lanes && q->C >= QDL / 2;
   q->one_by_one = q->KH == 1 && q->KW == 1 && q->sh == 1 && q->sw == 1 && q->pt == 0 &&
                   q->pl == 0 && q->OH == q->H && q->OW == q->W;
   if (q->K > 65536 || q->N * q->M * q->OH * q->OW == 0) return 0;
@@ -1119,6 +1482,7 @@ static size_t d4_bytes(const qc_t *q) {
 }
 
 static size_t slot_bytes(const qc_t *q) {
+  if (q->dwl) return dwl_bytes(q);
   if (q->depthwise) return (size_t)rup(dw_acc_len(q) * 4 + dw_hp(q) * dw_wp(q) * 2, 64);
   if (q->d4) return d4_bytes(q);
   int64_t tmp = q->one_by_one ? 0
@@ -1199,6 +1563,16 @@ int dml_cpu_qconv_fast(const dml_cpu_call_t *c, const void *packed, int32_t lo,
     c0[m] = q.depthwise ? b : -(double)zxp * q.rowsum[m] + (double)q.K * zxp * zwp + b;
   }
   q.sc = sc, q.c0 = c0, q.zw = zw;
+  /* the int32 requantization's bound: |acc| <= K 255 * 128 (GEMM: u8 x'
+   * times s8 w'), depthwise taps 255 * 255 (x - zx or x' times w - zw)
+   * and as much again in the lanes kernels' c0 (zx' sum(w - zw)) */
+  q.i32 = !q.need_colsum;
+  const double abound =
+      q.depthwise ? 2.0 * (double)q.K * 255 * 255 : (double)q.K * 255 * 128;
+  for (int64_t m = 0; m < q.M && q.i32; m++) {
+    double a = abound + fabs(c0[m]);
+    if (a > 0x1p30 || a * fabs(sc[m]) > 0x1p30) q.i32 = 0;
+  }
   q.slots = p;
   size_t avail = c->scratch_bytes - (size_t)(p - (uint8_t *)c->scratch);
   q.d4 = q.d4_ok && g_quk_id == 3 && !q.need_colsum && avail >= d4_bytes(&q);
@@ -1222,7 +1596,10 @@ int dml_cpu_qconv_fast(const dml_cpu_call_t *c, const void *packed, int32_t lo,
   int threads = macs >= 2e6 ? DML_CPU_MIN(slots, dml_cpu_num_threads()) : 1;
   if (threads < 1) threads = 1;
   q.uk = kernel();
-  if (q.depthwise) dml_cpu_parallel_for(q.N * q.M, threads, dw_task, &q);
+  if (q.dwl)
+    dml_cpu_parallel_for(q.N * ((q.C + QDL - 1) / QDL), threads, dwl_task, &q);
+  else if (q.depthwise)
+    dml_cpu_parallel_for(q.N * q.M, threads, dw_task, &q);
 #if DML_CPU_X86
   else if (q.d4)
     dml_cpu_parallel_for(q.N * q.group * q.n_chunks, threads, d4_task, &q);

@@ -191,6 +191,32 @@ static void test_qconv_paths(void) {
       {2, 64, 8, 8, 64, 64, 3, 3, 1, 1, 1, U, S, U, 128, 128, 0, 0, 1, 1, 0.3, 0, 0, 0},
       {1, 16, 20, 20, 16, 16, 3, 3, 1, 1, 1, S, U, U, -9, 30, 1, 0, 1, 1, 0.1, 1, 0, 0},
       {1, 8, 16, 16, 8, 8, 3, 3, 1, 1, 1, U, S, S, 128, 0, 0, 0, 1, 1, 0.2, 0, 0, 0},
+      /* depthwise with the channels in the vector lanes (and per plane):
+       * channel counts not multiples of 16 (19, 33, 9, 8: lanes past C; 7:
+       * per plane only), stride 2 with pads and odd images, batch 3, rows
+       * of 16 and more (the transposes' blocks and tails) and fewer, planes
+       * of fewer than 16 pixels, dilation 2, 5x5 with pads 2, SAME_UPPER,
+       * zero points at the ends (0/255, -128/127), per-channel zero points,
+       * a tiny y_scale (saturation), no bias, dml_clamp, s8 x and u8 w */
+      {3, 19, 17, 18, 19, 19, 3, 3, 2, 1, 1, U, S, U, 0, 255, 0, 0, 1, 1, 0.3, 1, 0, 0},
+      {2, 33, 16,   16,  33, 33, 3, 3, 1,   1, 1, S,
+       S, S,  -128, 127, 1,  0,  1, 1, 0.1, 0, 0, 0},
+      {1, 9, 3, 3, 9, 9, 3, 3, 1, 1, 1, U, U, U, 255, 0, 2, 255, 0, 1, 5.0, 0, 0, 0},
+      {2, 8, 21, 13, 8, 8, 3, 3, 1, 2, 2, S, U, U, 127, 128, 1, 0, 1, 1, 0.2, 1, 0, 0},
+      {1, 7, 12, 12, 7, 7, 3, 3, 2, 1, 1, U, S, U, 128, 128, 0, 0, 1, 1, 0.2, 0, 0, 0},
+      {1, 24, 11,  35,  24, 24, 5, 5, 1,     2, 1, U,
+       S, U,  128, 128, 0,  0,  1, 1, 0.002, 0, 0, 0},
+      {2, 40, 9, 9, 40, 40, 3, 3, 2, 0, 1, U, S, S, 3, -128, 0, 0, 1, 1, 0.15, 0, 0, 1},
+      {1, 17, 20, 20, 17, 17, 3, 3, 2, 1, 1, S, S, U, 0, 0, 0, 0, 0, 0, 2.0, 0, 0, 0},
+      /* dilation 2 with odd C, stride 3 */
+      {2, 20, 15, 14, 20, 20, 3, 3, 1, 2, 2, U, S, U, 128, 128, 0, 0, 1, 1, 0.2, 0, 0, 0},
+      {1, 12, 13, 17, 12, 12, 3, 3, 3, 1, 1, S, S, S, 0, 0, 0, 0, 1, 1, 0.2, 1, 0, 0},
+      /* a y_scale so small that |t * sc| passes 2^30: the double clamp
+       * instead of the int32 one (GEMM, depthwise in lanes and per plane) */
+      {1, 16, 9, 9, 24, 1, 3, 3, 1, 1, 1, U, S, U, 128, 128, 0, 0, 1, 1, 1e-7, 0, 0, 0},
+      {2, 32, 10,  10,  32, 32, 3, 3, 1,    1, 1, U,
+       S, U,  100, 128, 0,  0,  1, 1, 1e-7, 0, 0, 0},
+      {1, 24, 7, 7, 24, 24, 3, 3, 1, 1, 1, U, U, U, 7, 9, 1, 0, 1, 1, 1e-7, 0, 0, 0},
       /* 1x1-pixel images as the GEMM's columns (a Gemm as a 1x1 conv): odd
        * K and M, 3 tasks of 32 images, s8 x with w zero points (colsum) */
       {5, 41, 1, 1, 11, 1, 1, 1, 1, 0, 1, U, S, U, 128, 128, 0, 0, 1, 1, 0.2, 0, 0, 0},
@@ -214,11 +240,15 @@ static void test_qconv_paths(void) {
       CHECK(seen[0] && seen[255]);
     else
       CHECK(distinct > 8);
+    int dw = q->group == q->C && q->M == q->C;
     for (int which = 1; which <= 4; which++)
-      for (int pre = 0; pre < 2; pre++) {
+      for (int pre = 0; pre < 2 + 2 * dw; pre++) {
+        /* depthwise: pre 2 and 3 are 0 and 1 with the per-plane kernel */
         memset(got, 0x5a, (size_t)big);
         int64_t n2 = 0;
-        int rc = run_case(q, which, pre, got, &n2);
+        int old = dml_cpu_qdw_lanes_set(pre < 2);
+        int rc = run_case(q, which, pre % 2, got, &n2);
+        dml_cpu_qdw_lanes_set(old);
         if (rc == 1) continue;
         CHECK(rc == 0);
         CHECK(n2 == n);
