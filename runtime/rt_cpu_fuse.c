@@ -23,6 +23,11 @@
  * fold took run as a chain, block by block (dml_rt_cpu_run_chain): the
  * same bits, one pass over memory.
  *
+ * With DMLC_CPU_NCHWC=1 on AVX-512 (dml_cpu_nchwc_available), a layout
+ * pass (plan_nchwc) keeps the values between fused Convs that have NCHWc
+ * kernels in the channel-blocked layout (runtime/cpu/cpu_nchwc.c), the
+ * reorders at a run's edges done inside the edge Convs.
+ *
  * Only for sessions whose weights cannot change (no function assigns
  * globals: the BN constants are read once here). The nodes must run back
  * to back (then every other value live in between is read by one of them).
@@ -266,6 +271,125 @@ static uint32_t plan_chains(const dml_pkg_function_t *f, const uint32_t *uses,
   return most;
 }
 
+/* ---- the NCHWc layout pass --------------------------------------------- */
+
+/* 1 when value type t is f32 [*, C, H, W] with static C, H, W. */
+static int static_chw(const dml_type_t *t) {
+  if (t->dtype != DML_DTYPE_F32 || t->rank != 4) return 0;
+  for (int d = 1; d < 4; d++)
+    if (t->dims[d].sym >= 0 || t->dims[d].value <= 0) return 0;
+  return 1;
+}
+
+/* 1 when node q's read of value v as input j is one an NCHWc kernel makes
+ * with v blocked: input 0 of a Conv with an NCHWc kernel (cand) whose Y is
+ * blocked too if it adds a residual, or the residual of such a Conv (its
+ * folded Add) whose Y is blocked. */
+static int nchwc_reader(const dml_pkg_function_t *f, const dml_rt_cpu_fuse_t *p,
+                        const uint8_t *cand, const uint8_t *blk, uint32_t q, uint32_t j,
+                        uint32_t v) {
+  if (p->role[q] == 1)
+    return cand[q] && j == 0 && (!p->residual[q] || blk[p->final_value[q]]);
+  if (p->role[q] != 2) return 0;
+  uint32_t h = q;
+  while (h > 0 && p->role[h] == 2) h--;
+  return p->role[h] == 1 && cand[h] && p->residual[h] == v + 1 &&
+         blk[p->final_value[h]] && f->nodes[q].op == DML_OP_ADD;
+}
+
+/* The layout pass: with dml_cpu_nchwc_available, the fused Conv heads with
+ * constant weights that have an NCHWc kernel (dml_cpu_nchwc_conv_kind;
+ * X and Y of static C, H, W) keep a value blocked (NCHW16c) when every
+ * reader of it is such a kernel (a fixpoint: a value loses the layout when
+ * a reader cannot take it, a Y when its residual is not blocked). Each
+ * Conv that reads or writes a blocked value gets ep->nchwc (its NCHW side
+ * reordered per image in the work buffer) and its weights' packed size in
+ * psize[k]. Returns 0, or -1 when out of memory. */
+static int plan_nchwc(const dml_pkg_function_t *f, const uint8_t *weights,
+                      dml_rt_cpu_fuse_t *p, size_t *psize) {
+  if (!dml_cpu_nchwc_available()) return 0;
+  uint32_t nn = f->n_nodes, nv = f->n_values;
+  uint8_t *cand = (uint8_t *)calloc(nn ? nn : 1, 1),
+          *blk = (uint8_t *)calloc(nv ? nv : 1, 1);
+  if (!cand || !blk) {
+    free(cand);
+    free(blk);
+    return -1;
+  }
+  for (uint32_t k = 0; k < nn; k++) {
+    const dml_pkg_node_t *n = &f->nodes[k];
+    if (p->role[k] != 1 || p->chain_len[k] || n->op != DML_OP_CONV || n->n_inputs < 2 ||
+        n->inputs[0] == DML_PKG_NO_VALUE || !is_const(f, n->inputs[1]) ||
+        (n->n_inputs > 2 && n->inputs[2] != DML_PKG_NO_VALUE &&
+         f->values[n->inputs[2]].type.dtype != DML_DTYPE_F32))
+      continue;
+    const dml_type_t *xt = &f->values[n->inputs[0]].type;
+    const dml_type_t *yt = &f->values[p->final_value[k]].type;
+    dml_tensor_t w = weight_view(f, weights, n->inputs[1]);
+    if (!static_chw(xt) || !static_chw(yt) ||
+        !dml_cpu_nchwc_conv_kind(&w, n->attrs, n->n_attrs, xt->dims[1].value,
+                                 xt->dims[2].value, xt->dims[3].value))
+      continue;
+    cand[k] = 1;
+    uint32_t v = p->final_value[k];
+    int out = 0;
+    for (uint32_t j = 0; j < f->n_outputs; j++) out |= f->outputs[j] == v;
+    blk[v] = !out && f->values[v].storage == DML_PKG_STORAGE_ARENA;
+  }
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (uint32_t q = 0; q < nn; q++)
+      for (uint32_t j = 0; j < f->nodes[q].n_inputs; j++) {
+        uint32_t v = f->nodes[q].inputs[j];
+        if (v != DML_PKG_NO_VALUE && blk[v] && !nchwc_reader(f, p, cand, blk, q, j, v))
+          blk[v] = 0, changed = 1;
+      }
+    for (uint32_t k = 0; k < nn; k++)
+      if (cand[k] && p->residual[k] && blk[p->final_value[k]] && !blk[p->residual[k] - 1])
+        blk[p->final_value[k]] = 0, changed = 1;
+  }
+  for (uint32_t k = 0; k < nn; k++) {
+    if (!cand[k]) continue;
+    const dml_pkg_node_t *n = &f->nodes[k];
+    int lay = (blk[n->inputs[0]] ? DML_CPU_NCHWC_X : 0) |
+              (blk[p->final_value[k]] ? DML_CPU_NCHWC_Y : 0);
+    if (!lay) continue;
+    p->ep[k].nchwc = DML_CPU_NCHWC_ON | lay;
+    dml_tensor_t w = weight_view(f, weights, n->inputs[1]);
+    psize[k] = dml_cpu_nchwc_prepack_bytes(&w);
+    const dml_type_t *xt = &f->values[n->inputs[0]].type;
+    size_t wf = dml_cpu_nchwc_work_floats(&w, n->attrs, n->n_attrs, xt->dims[1].value,
+                                          xt->dims[2].value, xt->dims[3].value, lay);
+    if (wf > p->nchwc_work_floats) p->nchwc_work_floats = wf;
+  }
+  free(cand);
+  free(blk);
+  if (p->nchwc_work_floats) {
+    void *b = NULL;
+    if (posix_memalign(&b, 64, p->nchwc_work_floats * sizeof(float)) != 0) return -1;
+    p->nchwc_work = (float *)b;
+    p->nchwc_work_threads = 1;
+  }
+  return 0;
+}
+
+void dml_rt_cpu_nchwc_work(dml_rt_cpu_fuse_t *p, dml_cpu_epilogue_t *ep) {
+  int threads = dml_cpu_get_num_threads();
+  if (!p->nchwc_work) return;
+  if (threads > p->nchwc_work_threads) {
+    void *b = NULL;
+    if (posix_memalign(&b, 64, (size_t)threads * p->nchwc_work_floats * sizeof(float)) ==
+        0) {
+      free(p->nchwc_work);
+      p->nchwc_work = (float *)b;
+      p->nchwc_work_threads = threads;
+    } /* else: the threads it has buffers for */
+  }
+  ep->work = p->nchwc_work;
+  ep->work_floats = p->nchwc_work_floats;
+  ep->work_threads = p->nchwc_work_threads;
+}
+
 void dml_rt_cpu_fuse_free(dml_rt_cpu_fuse_t *p) {
   if (!p) return;
   free(p->role);
@@ -279,6 +403,7 @@ void dml_rt_cpu_fuse_free(dml_rt_cpu_fuse_t *p) {
   free(p->chain_slot);
   free(p->chain_buf);
   free(p->residual);
+  free(p->nchwc_work);
   free(p);
 }
 
@@ -288,6 +413,7 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
   if (getenv("DMLC_CPU_NO_FUSE")) return DML_OK; /* A/B comparisons */
   uint32_t nn = f->n_nodes, nv = f->n_values;
   uint32_t *uses = (uint32_t *)calloc(nv ? nv : 1, sizeof(uint32_t));
+  size_t *psize = (size_t *)calloc(nn ? nn : 1, sizeof(size_t)); /* packed bytes */
   dml_rt_cpu_fuse_t *p = (dml_rt_cpu_fuse_t *)calloc(1, sizeof *p);
   size_t coef_n = 0;
   if (p) {
@@ -300,9 +426,11 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
     p->chain_slot = (uint8_t *)calloc(nn ? nn : 1, 1);
     p->residual = (uint32_t *)calloc(nn ? nn : 1, sizeof(uint32_t));
   }
-  if (!uses || !p || !p->role || !p->final_value || !p->ep || !p->value_offset ||
-      !p->value_extra || !p->chain_len || !p->chain_slot || !p->residual) {
+  if (!uses || !psize || !p || !p->role || !p->final_value || !p->ep ||
+      !p->value_offset || !p->value_extra || !p->chain_len || !p->chain_slot ||
+      !p->residual) {
     free(uses);
+    free(psize);
     dml_rt_cpu_fuse_free(p);
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session", "out of memory");
   }
@@ -324,8 +452,7 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
       if (pk == 0) continue;
       p->role[k] = 1;
       p->final_value[k] = n->outputs[0];
-      p->ep[k].packed = (const void *)(uintptr_t)(packed_n + 1);
-      packed_n += (pk + 63) & ~(size_t)63;
+      psize[k] = pk;
       any = 1;
       continue;
     }
@@ -340,8 +467,7 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
       if (pk == 0) continue;
       p->role[k] = 1;
       p->final_value[k] = n->outputs[0]; /* may be absent: outputs stay as planned */
-      p->ep[k].packed = (const void *)(uintptr_t)(packed_n + 1);
-      packed_n += (pk + 63) & ~(size_t)63;
+      psize[k] = pk;
       any = 1;
       continue;
     }
@@ -439,10 +565,7 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
           (const float *)(uintptr_t)(coef_n + 1); /* 1 + index until pass 2 */
       coef_n += 2 * (size_t)C;
     }
-    if (pk) {
-      p->ep[k].packed = (const void *)(uintptr_t)(packed_n + 1); /* 1 + offset */
-      packed_n += (pk + 63) & ~(size_t)63;
-    }
+    psize[k] = pk;
     any = 1;
     k = last;
   }
@@ -450,6 +573,18 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
   p->chain_slots = chain_bufs;
   p->chain_buf_threads = 1;
   free(uses);
+  if (any && plan_nchwc(f, weights, p, psize) != 0) {
+    free(psize);
+    dml_rt_cpu_fuse_free(p);
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session", "out of memory");
+  }
+  /* The packed weights' offsets (1 + offset until pass 2). */
+  for (uint32_t k = 0; k < nn; k++) {
+    if (!psize[k]) continue;
+    p->ep[k].packed = (const void *)(uintptr_t)(packed_n + 1);
+    packed_n += (psize[k] + 63) & ~(size_t)63;
+  }
+  free(psize);
   if (!any) {
     dml_rt_cpu_fuse_free(p);
     return DML_OK;
@@ -478,6 +613,8 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
       if (n->op == DML_OP_RNN || n->op == DML_OP_GRU || n->op == DML_OP_LSTM) {
         dml_tensor_t r = weight_view(f, weights, n->inputs[2]);
         dml_cpu_rnn_prepack(n->op, &w, &r, n->attrs, n->n_attrs, dst);
+      } else if (p->ep[k].nchwc) {
+        dml_cpu_nchwc_prepack(&w, (float *)dst);
       } else {
         dml_cpu_prepack(n->op, &w, n->attrs, n->n_attrs, dst);
       }

@@ -102,7 +102,18 @@ typedef struct dml_rt_cpu_fuse {
   /* Per node: 1 + the value a fused Conv adds as its epilogue's residual
    * (set at each run: ep's residual is that value's data), else 0. */
   uint32_t *residual;
+  /* The NCHWc layout pass (ep[k].nchwc): the work buffer of the Convs at a
+   * blocked run's edges, nchwc_work_floats floats for each of
+   * nchwc_work_threads threads (grown by a run with more threads). */
+  float *nchwc_work;
+  size_t nchwc_work_floats;
+  int nchwc_work_threads;
 } dml_rt_cpu_fuse_t;
+
+/* Sets ep's work buffer for an NCHWc Conv (ep->nchwc) from p's, grown
+ * first to dml_cpu_get_num_threads() threads (kept for the next runs; out
+ * of memory: the threads it had). */
+void dml_rt_cpu_nchwc_work(dml_rt_cpu_fuse_t *p, struct dml_cpu_epilogue *ep);
 
 /* Values per block of an elementwise chain: 32 KB per value. */
 #define DML_RT_CHAIN_BLOCK 8192

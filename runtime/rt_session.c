@@ -1821,6 +1821,7 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
       dml_cpu_epilogue_t ep = s->fuse->ep[k];
       if (s->fuse->residual[k])
         ep.residual = (const float *)s->vals[s->fuse->residual[k] - 1].data;
+      if (ep.nchwc) dml_rt_cpu_nchwc_work(s->fuse, &ep);
       st = dml_cpu_run_fused(c, &ep);
     } else if (n->op == DML_OP_IF) {
       st = run_if(s, k);

@@ -344,13 +344,6 @@ typedef struct {
   int batch_parallel; /* slots = threads, one (image, group, column chunk) per task */
 } conv_mem_t;
 
-/* Convolutions from this many multiply-adds (all images) are spread over
- * the pool by (image, group, output-column chunk): each task packs its own
- * columns and runs its GEMM on one thread, so no step is serial. Below it
- * the pool's hand-off (a few microseconds while workers spin) is not worth
- * it. */
-#define DML_CPU_CONV_PARALLEL_MIN_MACS 2000000.0
-
 /* 1 when a task may take a chunk of an image's output columns (the GEMM
  * reads B with a leading dimension: 1x1 convolutions and im2col_packed). */
 static int splits_cols(const conv_geo_t *g) {

@@ -181,6 +181,12 @@ void dml_cpu_sgemm_pack_b(int trans_b, int64_t N, int64_t K, const float *B, int
 /* The fused entry points behind dml_cpu_run_fused (cpu_prepack.c), and
  * the packing of Conv weights (cpu_conv.c): group GEMM A operands. */
 dml_status_t dml_cpu_conv_ep(const dml_cpu_call_t *c, const dml_cpu_epilogue_t *ep);
+/* A Conv with ep->nchwc set (cpu_nchwc.c): the NCHWc kernels, X and Y in
+ * the layouts ep->nchwc names. Errors: UNIMPLEMENTED for a Conv without an
+ * NCHWc kernel (dml_cpu_nchwc_conv_kind), a residual with an NCHW Y, or a
+ * CPU without AVX-512; INVALID_ARGUMENT for shapes, no packed weights or
+ * too little work memory. */
+dml_status_t dml_cpu_nchwc_conv(const dml_cpu_call_t *c, const dml_cpu_epilogue_t *ep);
 /* An RNN/GRU/LSTM call with its weights packed by dml_cpu_rnn_prepack
  * (cpu_rnn.c; NULL: packed per call, as dml_cpu_run); the same bits. */
 dml_status_t dml_cpu_rnn_packed(const dml_cpu_call_t *c, const void *packed);
@@ -324,9 +330,15 @@ void dml_cpu_vscale_f32(float *x, float s, int64_t n);
  * calling thread: waking sleeping workers costs tens of microseconds (a
  * condition variable round trip), more than such a kernel takes on one core
  * (bench/RESULTS.md has the figures before and after). Convolutions split
- * from DML_CPU_CONV_PARALLEL_MIN_MACS (cpu_conv.c), lower: their tasks
+ * from DML_CPU_CONV_PARALLEL_MIN_MACS (below), lower: their tasks
  * include the im2col, and back-to-back jobs find the workers spinning. */
 #define DML_CPU_PARALLEL_MIN_MACS 32000000.0
+/* Convolutions from this many multiply-adds (all images) are spread over
+ * the pool (cpu_conv.c by (image, group, output-column chunk): each task
+ * packs its own columns and runs its GEMM on one thread, so no step is
+ * serial; cpu_nchwc.c by image). Below it the pool's hand-off (a few
+ * microseconds while workers spin) is not worth it. */
+#define DML_CPU_CONV_PARALLEL_MIN_MACS 2000000.0
 
 /* Runs fn(ctx, i, tid) for i in [0, n) on up to `max_threads` threads (the
  * caller included, tid in [0, max_threads)) and returns when all are done.

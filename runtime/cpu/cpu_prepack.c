@@ -36,7 +36,8 @@ dml_status_t dml_cpu_run_fused(const dml_cpu_call_t *c, const dml_cpu_epilogue_t
   if (c->op != DML_OP_CONV && c->op != DML_OP_GEMM && c->op != DML_OP_MATMUL)
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                          "a fused epilogue needs a Conv, Gemm or MatMul");
-  if (!ep || (!ep->scale && !ep->shift && !ep->relu && !ep->packed && !ep->residual))
+  if (!ep || (!ep->scale && !ep->shift && !ep->relu && !ep->packed && !ep->residual &&
+              !ep->nchwc))
     return dml_cpu_run(c);
   if (c->n_inputs < 2 || c->n_outputs < 1 || !c->inputs || !c->outputs)
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "needs 2 inputs and an output");
@@ -51,6 +52,7 @@ dml_status_t dml_cpu_run_fused(const dml_cpu_call_t *c, const dml_cpu_epilogue_t
   if (ep->residual && c->op != DML_OP_CONV)
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                          "a residual is fused into Conv only");
+  if (c->op == DML_OP_CONV && ep->nchwc) return dml_cpu_nchwc_conv(c, ep);
   /* The minimum, one thread's, as dml_cpu_run checks. */
   size_t need = c->op == DML_OP_CONV   ? dml_cpus_Conv(c, 1)
                 : c->op == DML_OP_GEMM ? dml_cpus_Gemm(c, 1)

@@ -232,7 +232,54 @@ typedef struct dml_cpu_epilogue {
   int relu;
   const void *packed;
   const float *residual;
+  /* NCHWc (runtime/cpu/cpu_nchwc.c; 0: the NCHW kernels): DML_CPU_NCHWC_ON,
+   * plus DML_CPU_NCHWC_X when X is blocked and DML_CPU_NCHWC_Y when Y (and
+   * the residual) are; packed is then dml_cpu_nchwc_prepack's. work:
+   * work_threads buffers of work_floats floats each, at least
+   * dml_cpu_nchwc_work_floats (a depthwise Conv's zero-padded plane, an
+   * NCHW side's image); NULL where that is 0. */
+  int nchwc;
+  float *work;
+  size_t work_floats;
+  int work_threads;
 } dml_cpu_epilogue_t;
+
+/* ---- NCHWc: channel-blocked activations between convolutions ----------
+ * A blocked value [N, C, H, W] (C a multiple of DML_CPU_NCHWC_BLOCK) is
+ * stored as [N][C/16][H][W][16]: the same bytes as NCHW, another order. */
+#define DML_CPU_NCHWC_BLOCK 16
+enum {
+  DML_CPU_NCHWC_ON = 1, /* the call runs the NCHWc kernels */
+  DML_CPU_NCHWC_X = 2,  /* X is blocked (else NCHW) */
+  DML_CPU_NCHWC_Y = 4   /* Y and the residual are blocked (else NCHW) */
+};
+enum { DML_CPU_NCHWC_POINTWISE = 1, DML_CPU_NCHWC_DEPTHWISE = 2 };
+
+/* 1 when the NCHWc kernels may be planned: x86-64 with AVX-512F (checked
+ * at run time) and the environment variable DMLC_CPU_NCHWC set to 1 (off
+ * by default: docs/cpu.md, "Convolutions", has the measurements); else 0. */
+int dml_cpu_nchwc_available(void);
+/* The NCHWc kernel of a Conv with f32 weights w [M, C/group, KH, KW],
+ * attributes attrs and an input of C channels and H x W: DML_CPU_NCHWC_
+ * POINTWISE (1x1, stride 1, no pads, group 1), DML_CPU_NCHWC_DEPTHWISE
+ * (group == C == M, kernels up to 7x7, strides 1-2, each pad below the
+ * kernel size, auto_pad NOTSET or VALID), both with C and M multiples of
+ * 16 and dilations 1; 0 when none. */
+int dml_cpu_nchwc_conv_kind(const dml_tensor_t *w, const dml_attr_t *attrs,
+                            uint32_t n_attrs, int64_t C, int64_t H, int64_t W);
+/* Work floats per thread that such a call with `layout` (DML_CPU_NCHWC_X
+ * and/or _Y bits) needs: depthwise, the zero-padded plane of 16 channels
+ * (X is reordered into it when NCHW); pointwise, an image of X when X is
+ * NCHW; plus an image of Y when Y is NCHW. 0 when none or no NCHWc
+ * kernel. */
+size_t dml_cpu_nchwc_work_floats(const dml_tensor_t *w, const dml_attr_t *attrs,
+                                 uint32_t n_attrs, int64_t C, int64_t H, int64_t W,
+                                 int layout);
+/* Bytes of w [M, K1, K2, K3] (f32, M a multiple of 16) packed for the
+ * NCHWc kernels ([M/16][K1*K2*K3][16]); 0 otherwise. */
+size_t dml_cpu_nchwc_prepack_bytes(const dml_tensor_t *w);
+/* Writes that packed form into dst (64-byte aligned for the best speed). */
+void dml_cpu_nchwc_prepack(const dml_tensor_t *w, float *dst);
 
 /* Runs the Conv, Gemm or MatMul `call` (f32; other dtypes only with a NULL
  * or all-empty `ep`; or a QLinearConv with only `packed` set; or an RNN, GRU

@@ -790,7 +790,11 @@ static void fused_case(int64_t N, int64_t C, int64_t M, int64_t group, int64_t k
   void *packed = pb ? malloc(pb) : NULL;
   if (packed) dml_cpu_prepack(DML_OP_CONV, &in[1], at, 4, packed);
   CHECK(!pack || group == C || packed); /* depthwise has no packed form */
-  dml_cpu_epilogue_t ep = {bn ? scale : NULL, bn ? shift : NULL, relu, packed, rs};
+  dml_cpu_epilogue_t ep = {.scale = bn ? scale : NULL,
+                           .shift = bn ? shift : NULL,
+                           .relu = relu,
+                           .packed = packed,
+                           .residual = rs};
   if (g_fused_res == 2) {
     memcpy(yf, rs, ny * 4);
     ep.residual = yf;
@@ -1153,7 +1157,7 @@ static void test_conv_fused_residual(void) {
                         tens(DML_DTYPE_F32, b, 2, D(2), D(2))};
   dml_tensor_t out = tens(DML_DTYPE_F32, y, 2, D(2), D(2));
   dml_cpu_call_t call = cpu_call(DML_OP_MATMUL, "fused", in, 2, &out, 1, NULL, 0);
-  dml_cpu_epilogue_t ep = {NULL, NULL, 0, NULL, r};
+  dml_cpu_epilogue_t ep = {.residual = r};
   CHECK_ERROR(dml_cpu_run_fused(&call, &ep), DML_STATUS_INVALID_ARGUMENT, "residual");
 }
 
@@ -1188,7 +1192,7 @@ static void test_conv_fused_epilogue(void) {
                         tens(DML_DTYPE_F32, w, 4, D(1), D(1), D(2), D(2))};
   dml_tensor_t out = tens(DML_DTYPE_F32, y, 4, D(1), D(1), D(3), D(3));
   dml_cpu_call_t call = cpu_call(DML_OP_CONV, "fused", in, 2, &out, 1, NULL, 0);
-  dml_cpu_epilogue_t half = {s, NULL, 0, NULL, NULL};
+  dml_cpu_epilogue_t half = {.scale = s};
   CHECK_ERROR(dml_cpu_run_fused(&call, &half), DML_STATUS_INVALID_ARGUMENT, "shift");
   call.op = DML_OP_RELU;
   CHECK_ERROR(dml_cpu_run_fused(&call, NULL), DML_STATUS_INVALID_ARGUMENT, "Conv");
@@ -1224,7 +1228,7 @@ static void packed_gemm_case(dml_op_t op, int64_t M, int64_t N, int64_t K, int t
   size_t sb = dml_cpu_scratch_bytes(&call);
   call.scratch = sb ? malloc(sb) : NULL;
   call.scratch_bytes = sb;
-  dml_cpu_epilogue_t ep = {NULL, NULL, relu, packed, NULL};
+  dml_cpu_epilogue_t ep = {.relu = relu, .packed = packed};
   CHECK_OK(dml_cpu_run_fused(&call, &ep));
   size_t bad = 0;
   for (int64_t i = 0; i < M * N; i++)

@@ -8,7 +8,8 @@
  * function output moved out of its dying input's buffer: a value made
  * after the chain does not take the buffer it moved to. And recurrent
  * nodes with constant W and R packed once, the same bits as unfused. And
- * elementwise chains run block by block, the same bits as unfused.
+ * elementwise chains run block by block, the same bits as unfused. And the
+ * NCHWc layout pass on a MobileNet-like graph against the NCHW kernels.
  */
 #include <math.h>
 #include <stdio.h>
@@ -575,8 +576,199 @@ static void test_silu_chain(void) {
   dml_rt_model_release(m);
 }
 
+/* Appends "global @NAME : f32[DIMS] = dense<[...]>" of n values drawn from
+ * rng (scaled by sc, plus add). */
+static void global_f32(char *buf, size_t cap, const char *name, const char *dims, int n,
+                       double sc, double add, unsigned *rng) {
+  size_t at = strlen(buf);
+  snprintf(buf + at, cap - at, "global @%s : f32[%s] = dense<[", name, dims);
+  for (int k = 0; k < n; k++) {
+    *rng = *rng * 1664525u + 1013904223u;
+    double v = ((double)((*rng >> 8) & 0xffff) / 32768.0 - 1.0) * sc + add;
+    at = strlen(buf);
+    snprintf(buf + at, cap - at, "%s%.6g", k ? ", " : "", v);
+  }
+  at = strlen(buf);
+  snprintf(buf + at, cap - at, "]>\n");
+}
+
+/* The NCHWc layout pass (rt_cpu_fuse.c, DMLC_CPU_NCHWC=1) on a
+ * MobileNet-like graph: depthwise 3x3 (strides 1 and 2) and 5x5, pointwise
+ * 16 -> 32 -> 48 -> 48 with BatchNormalization + Relu, a residual Add
+ * folded into the last pointwise Conv, GlobalAveragePool + Flatten, and a
+ * middle value also returned (so it stays NCHW: a run edge inside the
+ * graph). The plan puts all 6 Convs on the NCHWc kernels and keeps the 4
+ * values read only by them blocked; the outputs, with 1 and 2 threads and
+ * NaN / inf / -0 / subnormal inputs, are within 1e-5 x (1 + |ref|) of the
+ * NCHW session's (DMLC_CPU_NCHWC=0; the kernels sum in the same order, so
+ * the bits are reported too). Skipped where dml_cpu_nchwc_available() is 0
+ * with the variable set (no AVX-512). */
+static void test_nchwc_layout(void) {
+  enum { N = 2, H = 18, W = 17 };
+  setenv("DMLC_CPU_NCHWC", "1", 1);
+  int avail = dml_cpu_nchwc_available();
+  unsetenv("DMLC_CPU_NCHWC");
+  if (!avail) {
+    printf("NCHWc: not available on this CPU (no AVX-512): skipped\n");
+    return;
+  }
+  static char text[1 << 20];
+  text[0] = 0;
+  unsigned rng = 11u;
+  struct {
+    const char *tag;
+    int cin, cout, k, group;
+  } L[6] = {{"a", 16, 16, 3, 16}, {"b", 16, 32, 1, 1}, {"c", 32, 32, 3, 32},
+            {"d", 32, 48, 1, 1},  {"e", 48, 48, 1, 1}, {"f", 48, 48, 5, 48}};
+  for (int l = 0; l < 6; l++) {
+    char name[16], dims[64];
+    snprintf(name, sizeof name, "%sw", L[l].tag);
+    snprintf(dims, sizeof dims, "%d,%d,%d,%d", L[l].cout, L[l].cin / L[l].group, L[l].k,
+             L[l].k);
+    global_f32(text, sizeof text, name, dims,
+               L[l].cout * L[l].cin / L[l].group * L[l].k * L[l].k, 1.5 / L[l].k, 0.0,
+               &rng);
+    const char *sfx[4] = {"g", "b", "m", "v"};
+    for (int j = 0; j < 4; j++) {
+      snprintf(name, sizeof name, "%s%s", L[l].tag, sfx[j]);
+      snprintf(dims, sizeof dims, "%d", L[l].cout);
+      global_f32(text, sizeof text, name, dims, L[l].cout, j == 3 ? 0.2 : 0.3,
+                 j == 0 || j == 3 ? 1.0 : 0.0, &rng);
+    }
+  }
+  global_f32(text, sizeof text, "ebias", "48", 48, 0.5, 0.0, &rng);
+  size_t at = strlen(text);
+  snprintf(
+      text + at, sizeof text - at,
+      "func @forward(%%x: f32[2,16,18,17]) -> (f32[2,48], f32[2,32,9,9]) {\n"
+      "  %%a = Conv(%%x, @aw) {group = 16, kernel_shape = [3, 3], pads = [1, 1, 1, 1]} : "
+      "f32[2,16,18,17]\n"
+      "  %%an = BatchNormalization(%%a, @ag, @ab, @am, @av) : f32[2,16,18,17]\n"
+      "  %%ar = Relu(%%an) : f32[2,16,18,17]\n"
+      "  %%b = Conv(%%ar, @bw) {kernel_shape = [1, 1]} : f32[2,32,18,17]\n"
+      "  %%bn = BatchNormalization(%%b, @bg, @bb, @bm, @bv) : f32[2,32,18,17]\n"
+      "  %%br = Relu(%%bn) : f32[2,32,18,17]\n"
+      "  %%c = Conv(%%br, @cw) {group = 32, kernel_shape = [3, 3], pads = [1, 1, 1, 1], "
+      "strides = [2, 2]} : f32[2,32,9,9]\n"
+      "  %%cn = BatchNormalization(%%c, @cg, @cb, @cm, @cv) : f32[2,32,9,9]\n"
+      "  %%cr = Relu(%%cn) : f32[2,32,9,9]\n"
+      "  %%d = Conv(%%cr, @dw) {kernel_shape = [1, 1]} : f32[2,48,9,9]\n"
+      "  %%dn = BatchNormalization(%%d, @dg, @db, @dm, @dv) : f32[2,48,9,9]\n"
+      "  %%dr = Relu(%%dn) : f32[2,48,9,9]\n"
+      "  %%e = Conv(%%dr, @ew, @ebias) {kernel_shape = [1, 1]} : f32[2,48,9,9]\n"
+      "  %%en = BatchNormalization(%%e, @eg, @eb, @em, @ev) : f32[2,48,9,9]\n"
+      "  %%ea = Add(%%en, %%dr) : f32[2,48,9,9]\n"
+      "  %%er = Relu(%%ea) : f32[2,48,9,9]\n"
+      "  %%f = Conv(%%er, @fw) {group = 48, kernel_shape = [5, 5], pads = [2, 2, 2, 2]} "
+      ": "
+      "f32[2,48,9,9]\n"
+      "  %%fn = BatchNormalization(%%f, @fg, @fb, @fm, @fv) : f32[2,48,9,9]\n"
+      "  %%fr = Relu(%%fn) : f32[2,48,9,9]\n"
+      "  %%g = GlobalAveragePool(%%fr) : f32[2,48,1,1]\n"
+      "  %%y = Flatten(%%g) {axis = 1} : f32[2,48]\n"
+      "  return %%y, %%cr\n}\n");
+  dml_ir_module_t *ir = NULL;
+  void *bytes = NULL;
+  size_t n = 0;
+  CHECK_OK(dml_ir_parse(text, strlen(text), "nchwc.dmlir", &ir));
+  if (!ir) return;
+  dml_pass_options_t o;
+  memset(&o, 0, sizeof o);
+  CHECK_OK(dml_pass_run_pipeline(ir, dml_pass_default_pipeline(), &o));
+  CHECK_OK(dml_package_emit_memory(ir, NULL, &bytes, &n));
+  dml_ir_module_release(ir);
+  dml_rt_model_t *m = NULL;
+  if (bytes) CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
+  free(bytes);
+  if (!m) return;
+  const dml_pkg_function_t *f = m->fn;
+  unsetenv("DMLC_CPU_NO_FUSE");
+  setenv("DMLC_CPU_NCHWC", "1", 1);
+  dml_rt_cpu_fuse_t *plan = NULL;
+  CHECK_OK(dml_rt_cpu_fuse_plan(f, m->weights, &plan));
+  unsetenv("DMLC_CPU_NCHWC");
+  int heads = 0, xin = 0, yout = 0, res = 0;
+  for (uint32_t k = 0; plan && k < f->n_nodes; k++) {
+    if (!plan->ep[k].nchwc) continue;
+    heads++;
+    xin += (plan->ep[k].nchwc & DML_CPU_NCHWC_X) != 0;
+    yout += (plan->ep[k].nchwc & DML_CPU_NCHWC_Y) != 0;
+    res += plan->residual[k] != 0;
+  }
+  printf(
+      "NCHWc: %d Convs on the blocked kernels, %d read a blocked X, %d write a blocked "
+      "Y, %d with a residual\n",
+      heads, xin, yout, res);
+  /* a (NCHW X), b, c (NCHW Y: returned), d (NCHW X), e (residual), f (NCHW Y:
+   * GlobalAveragePool) */
+  CHECK(heads == 6 && xin == 4 && yout == 4 && res == 1);
+  dml_rt_cpu_fuse_free(plan);
+
+  float x[N * 16 * H * W];
+  for (int i = 0; i < N * 16 * H * W; i++) x[i] = 0.125f * (float)((i * 7) % 17) - 1.0f;
+  const float edge[] = {NAN, INFINITY, -INFINITY, -0.0f, 1e-40f, 3e30f};
+  float got[2][2][N * 32 * 9 * 9 + N * 48]; /* [threads][nchwc] */
+  for (int edges = 0; edges < 2; edges++) {
+    if (edges)
+      for (int i = 0; i < 6; i++) x[(i * 1013 + 77) % (N * 16 * H * W)] = edge[i];
+    memset(got, 0, sizeof got);
+    for (int threads = 1; threads <= 2; threads++) {
+      dml_cpu_set_num_threads(threads);
+      for (int nc = 0; nc < 2; nc++) {
+        setenv("DMLC_CPU_NCHWC", nc ? "1" : "0", 1);
+        dml_rt_session_t *s = NULL;
+        CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+        unsetenv("DMLC_CPU_NCHWC");
+        if (!s) break;
+        dml_tensor_t t;
+        memset(&t, 0, sizeof t);
+        t.dtype = DML_DTYPE_F32, t.rank = 4, t.dims[0] = N, t.dims[1] = 16, t.dims[2] = H;
+        t.dims[3] = W, t.data = x;
+        CHECK_OK(dml_rt_session_set_input(s, 0, &t));
+        CHECK_OK(dml_rt_session_run(s));
+        size_t off = 0;
+        for (uint32_t k = 0; k < 2; k++) {
+          dml_tensor_t out;
+          memset(&out, 0, sizeof out);
+          CHECK_OK(dml_rt_session_get_output(s, k, &out));
+          size_t want = (k ? (size_t)N * 32 * 9 * 9 : (size_t)N * 48) * sizeof(float);
+          CHECK(out.dtype == DML_DTYPE_F32 && dml_tensor_bytes(&out) == want);
+          if (out.data && dml_tensor_bytes(&out) == want)
+            memcpy((char *)got[threads - 1][nc] + off, out.data, want);
+          off += want;
+        }
+        dml_rt_session_release(s);
+      }
+    }
+    double worst = 0;
+    int nan_ref = 0, same_bits = 1, bad = 0;
+    for (int q = 0; q < 2; q++)
+      for (int i = 0; i < N * 32 * 9 * 9 + N * 48; i++) {
+        float r = got[0][0][i], g = got[q][1][i];
+        same_bits &= memcmp(&r, &g, sizeof r) == 0;
+        if (isnan(r) || isinf(r)) {
+          nan_ref += isnan(r);
+          bad += isnan(r) ? !isnan(g) : g != r;
+          continue;
+        }
+        double e = fabs((double)g - r) / (1.0 + fabs(r));
+        if (!(e <= worst)) worst = e;
+      }
+    printf(
+        "NCHWc session vs NCHW%s: max error %.2e relative to 1 + |ref|, %d NaN in the "
+        "reference, same bits: %s\n",
+        edges ? " (edge inputs)" : "", worst, nan_ref, same_bits ? "yes" : "no");
+    CHECK(worst <= 1e-5 && bad == 0);
+    CHECK(memcmp(got[0][1], got[1][1], sizeof got[0][1]) == 0); /* 2 threads = 1 */
+    CHECK(edges ? nan_ref > 0 : nan_ref == 0);
+  }
+  dml_cpu_set_num_threads(1);
+  dml_rt_model_release(m);
+}
+
 int main(void) {
   RUN(test_rnn_packed_session);
+  RUN(test_nchwc_layout);
   RUN(test_moved_output_kept);
   RUN(test_elementwise_chain);
   RUN(test_silu_chain);
