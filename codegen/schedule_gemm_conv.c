@@ -848,10 +848,14 @@ static void attach_conv(sched_t *s, dml_kernel_t *K, const group_t *G,
  * thread per output, a few warps per SM): clang unrolled the f32 1x1 loop
  * 6 times by itself but the f16 one only twice (its body, with the
  * conversions, looked larger), and the f16 kernel was 2.3x slower on the
- * H100 (bench/RESULTS.md stop 23). */
+ * H100 (bench/RESULTS.md stop 23). f16 and bf16 inputs only: with the hint
+ * on f32 too (8 instead of clang's 6), mobilenet_v2's deep-K 1x1
+ * projections took 10-17% longer on the H100 (bench/RESULTS.md stop 25). */
 #define CONV_TAPS_IN_FLIGHT 8
 static int32_t conv_chan_unroll(const win_shape_t *ws) {
   int64_t taps = ws->kh * ws->kw, cg = ws->C / ws->group;
+  dml_dtype_t xt = ws->x->type.dtype;
+  if (xt != DML_DTYPE_F16 && xt != DML_DTYPE_BF16) return 0;
   if (taps >= CONV_TAPS_IN_FLIGHT || cg < 2) return 0;
   int64_t u = (CONV_TAPS_IN_FLIGHT + taps - 1) / taps;
   return (int32_t)(u < cg ? u : cg);

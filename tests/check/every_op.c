@@ -651,7 +651,7 @@ static const form_t k_forms[] = {
                                                         "= 4, pads = [1, 1, 1, "
                                                         "1]}\n" RET1},
     /* direct kernels (C * kh * kw < 64) whose channel loop carries the
-     * unroll hint (conv_chan_unroll: 8 channels of a 1x1, 3 of a 1x3),
+     * unroll hint in f16/bf16 (conv_chan_unroll: 8 channels of a 1x1, 3 of a 1x3),
      * channels off that count; the f16 taps' bare conversion (h2f_arith) */
     {"Conv", "1x1,unroll", "f16,bf16,f32", 0,
      FN1("%x: $T[R,13,5,L], %w: $T[7,13,1,1], %b: $T[7]") "  %y = Conv(%x, %w, "
