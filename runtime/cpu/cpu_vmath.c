@@ -316,12 +316,15 @@ DML_CPU_CLONES void dml_cpu_vsigmoid_f32(float *x, int64_t n) {
   }
 }
 
-/* y = sigmoid(v) for one vector of n lanes (n <= VL) from x, with e its
- * exp computed (VSIG_ARG): VSIG_FIN, and e^x (libm's expf) in the lanes
- * below -87, where the vector exp clamps: there 1 + e^x rounds to 1, so
- * e^x is e^x / (1 + e^x) rounded, subnormal results included. */
-static inline void vsig_store(float *y, v16f v, v16f e, int64_t n) {
-  v16f r;
+/* y = sigmoid(*pv) for one vector of n lanes (n <= VL) from x, with *pe
+ * its exp computed (VSIG_ARG): VSIG_FIN, and e^x (libm's expf) in the
+ * lanes below -87, where the vector exp clamps: there 1 + e^x rounds to 1,
+ * so e^x is e^x / (1 + e^x) rounded, subnormal results included. The
+ * vectors by address: a v16f argument of a function that is not a clone
+ * changes the ABI by the target (gcc -Wpsabi, an error where it is not
+ * inlined, as in the ASan build). */
+static inline void vsig_store(float *y, const v16f *pv, const v16f *pe, int64_t n) {
+  v16f r, v = *pv, e = *pe;
   VSIG_FIN(r, v, e);
   int32_t lo[VL];
   v16i m = v < -87.0f;
@@ -346,13 +349,13 @@ DML_CPU_CLONES void dml_cpu_sigmoid_f32(const float *x, float *y, int64_t n) {
     memcpy(v, x + i, sizeof v);
     EACH(4, e[u_] = VSIG_ARG(v[u_]));
     VEXP_N(4, e, e);
-    EACH(4, vsig_store(y + i + u_ * VL, v[u_], e[u_], VL));
+    EACH(4, vsig_store(y + i + u_ * VL, &v[u_], &e[u_], VL));
   }
   for (; i < n; i += VL) {
     v16f v, e;
     vload(&v, x + i, n - i);
     VEXP(e, VSIG_ARG(v));
-    vsig_store(y + i, v, e, n - i);
+    vsig_store(y + i, &v, &e, n - i);
   }
 }
 
