@@ -564,16 +564,41 @@ static size_t flat_slot_bytes(const conv_geo_t *g) {
  * transpose in registers then gives each channel's 16 positions, which get
  * the bias and epilogue (tile_ep) and one masked store. No im2col and no
  * phase planes; the roundings are the direct kernels' (one chain per
- * output in k order), whatever the split. */
+ * output in k order), whatever the split.
+ *
+ * Small images (3-wide kernels, OW 3, 5, 6 or 7: ResNet's last layers at
+ * 96x96 and 224x224 inputs, which flat_tiles ran with its dropped pad
+ * columns and 8-channel x 32-position blocks): tiles of R = 16 / OW whole
+ * rows (3 rows when OH = OW = 3), R * OW positions (9 to 15) and as many
+ * accumulators; the last tile's rows past OH repeat its last row and are
+ * not stored (cvr_rows); for 9 and 12 positions two 16-channel blocks per
+ * pass (CV_TILES's NB: 18 or 24 accumulators, each broadcast used by both).
+ * The same chains as flat_tiles, so the same bits. */
 typedef struct {
   int64_t hp, wp, plane; /* padded image: rows, columns, floats per channel */
   int inplace;           /* no padding needed: X itself (hp, wp = H, W) */
-  int64_t R;             /* output rows per tile: 1 (OW >= 16) or 16 / OW */
+  int64_t R;             /* output rows per tile: 1 (OW >= 16), else R * cols <= 16 */
+  int64_t cols;          /* positions per tile row: 16 (R == 1) or OW */
   int64_t tpr, tiles;    /* tiles per output row (R == 1), tiles per image */
   int64_t nb;            /* 16-channel blocks of M */
 } cv_geo_t;
 
 #define CV_MAX_TAPS 64
+
+static int cvr_enabled = 1;
+int dml_cpu_conv_cvr_set(int on) {
+  int was = cvr_enabled;
+  cvr_enabled = on;
+  return was;
+}
+
+/* Rows per tile of the small-image tiles for an OH x OW output (3-wide
+ * kernels), 0 where they do not apply: 16 / OW rows for OW in {3, 5, 6, 7},
+ * 3 for a 3x3 output (the instances cv_tiles has). */
+static int64_t cvr_rows(int64_t OH, int64_t OW, int64_t KW) {
+  if (!cvr_enabled || KW != 3 || !(OW == 3 || OW == 5 || OW == 6 || OW == 7)) return 0;
+  return OW == 3 && OH == 3 ? 3 : 16 / OW;
+}
 
 /* A pointwise geometry is planned as pw_flatten makes it (the caller runs
  * the kernel on that geometry too): one row of out_sz positions. */
@@ -589,6 +614,7 @@ static int cv_plan(const conv_geo_t *g0, cv_geo_t *v) {
   if (g->s[0] < 1 || g->s[0] > 2 || g->s[1] < 1 || g->s[1] > 2) return 0;
   if (g->k_sz > CV_MAX_TAPS || g->C < 1 || g->out[0] < 1) return 0;
   int64_t OH = g->out[0], OW = g->out[1];
+  v->cols = 16;
   if (OW >= 16 || (g0->pointwise && OW > 0)) {
     /* (a flattened pointwise image of fewer than 16 positions: one
      * partial row piece) */
@@ -598,8 +624,13 @@ static int cv_plan(const conv_geo_t *g0, cv_geo_t *v) {
   } else if (OW == 8 || OW == 4) {
     v->R = 16 / OW;
     if (OH % v->R) return 0;
+    v->cols = OW;
     v->tpr = 1;
     v->tiles = OH / v->R;
+  } else if ((v->R = cvr_rows(OH, OW, g->k[1])) > 0) {
+    v->cols = OW;
+    v->tpr = 1;
+    v->tiles = (OH + v->R - 1) / v->R;
   } else {
     return 0;
   }
@@ -615,8 +646,10 @@ static int cv_plan(const conv_geo_t *g0, cv_geo_t *v) {
 }
 
 /* Where it runs (AVX-512 only): cv_plan's geometries (group 1, dilation 1,
- * strides 1-2, OW >= 16 or OW in {4, 8}); of those that direct_tiles takes,
- * the 3-wide kernels and the others whose padded image is at most
+ * strides 1-2, OW >= 16 or OW in {4, 8}; with 3-wide kernels also OW in
+ * {3, 5, 6, 7}, cvr_rows: resnet18's 512 -> 512 at 3x3 (96x96 export) from
+ * flat_tiles, stop 25's zoo section in bench/RESULTS.md); of those that direct_tiles
+ * takes, the 3-wide kernels and the others whose padded image is at most
  * CV_DIRECT_MAX_FLOATS (cpu_kernel_bench, 3x3 64->64 at 56x56: cv's 3-wide
  * loop ahead of direct_tiles, its general loop behind; at 16x32x32 both
  * ahead). Pointwise convolutions only where the image has fewer than 16
@@ -2362,115 +2395,166 @@ __attribute__((target("avx512f"), always_inline)) static inline void cv_transpos
 }
 
 /* Tiles [t0, t1) of one image, all channel blocks (cv_geo_t's doc): R
- * output rows per tile and width stride S fixed at compile time, so each
- * position's broadcast is one of R row pointers plus a constant. W3: the
+ * output rows of COLS positions per tile (R == 1: a row piece of 16) and
+ * width stride S fixed at compile time, so each position's broadcast is
+ * one of R row pointers plus a constant (rows past OH in the last tile
+ * read its last row and are not stored). W3: the
  * kernel is 3 wide, and each input value of a kernel row is broadcast once
  * for the (up to 3) positions and taps that read it (stride 1: 18
  * broadcasts for 48 multiply-adds instead of 48); each accumulator still
- * takes its taps in k order, so the sums are the same. */
-#define CV_TILES(R, S, W3)                                                         \
-  __attribute__((target("avx512f"))) static void cv_tiles_##R##_##S##_##W3(        \
-      const conv_run_t *r, const conv_geo_t *g, const cv_geo_t *v,                 \
-      const float *restrict xp, const float *restrict wpk, float *restrict y,      \
-      int64_t t0, int64_t t1) {                                                    \
-    enum { COLS = 16 / (R) };                                                      \
-    int64_t OW = g->out[1], KW = g->k[1], taps = g->k_sz, C = g->C;                \
-    int64_t rs = g->s[0] * v->wp, K = C * taps;                                    \
-    int64_t koff[CV_MAX_TAPS];                                                     \
-    const float *res = r->ep ? r->ep->residual : NULL;                             \
-    for (int64_t t = 0; t < taps; t++) koff[t] = t / KW * v->wp + t % KW;          \
-    for (int64_t b = 0; b < v->nb; b++) {                                          \
-      const float *wb = wpk + b * K * 16;                                          \
-      int64_t mn = DML_CPU_MIN((int64_t)16, g->M - 16 * b);                        \
-      for (int64_t t = t0; t < t1; t++) {                                          \
-        int64_t oh = (R) == 1 ? t / v->tpr : t * (R);                              \
-        int64_t ow0 = (R) == 1 ? t % v->tpr * 16 : 0;                              \
-        int64_t n = (R) == 1 ? DML_CPU_MIN((int64_t)16, OW - ow0) : 16;            \
-        const float *x0 = xp + oh * rs + ow0 * (S);                                \
-        __m512 acc[16];                                                            \
-        _Pragma("GCC unroll 16") for (int p = 0; p < 16; p++) acc[p] =             \
-            _mm512_setzero_ps();                                                   \
-        const float *wk = wb;                                                      \
-        for (int64_t c = 0; c < C; c++) {                                          \
-          const float *xc = x0 + c * v->plane;                                     \
-          if (W3) {                                                                \
-            for (int64_t kh = 0; kh < g->k[0]; kh++, wk += 48) {                   \
-              __m512 w0 = _mm512_loadu_ps(wk), w1 = _mm512_loadu_ps(wk + 16);      \
-              __m512 w2 = _mm512_loadu_ps(wk + 32);                                \
-              _Pragma("GCC unroll 4") for (int i = 0; i < (R); i++) {              \
-                const float *xr = xc + kh * v->wp + i * rs;                        \
-                _Pragma("GCC unroll 40") for (int q = 0; q < (COLS - 1) * (S) + 3; \
-                                              q++) {                               \
-                  __m512 xv = _mm512_set1_ps(xr[q]);                               \
-                  if (q % (S) == 0 && q / (S) < COLS)                              \
-                    acc[i * COLS + q / (S)] =                                      \
-                        _mm512_fmadd_ps(xv, w0, acc[i * COLS + q / (S)]);          \
-                  if (q >= 1 && (q - 1) % (S) == 0 && (q - 1) / (S) < COLS)        \
-                    acc[i * COLS + (q - 1) / (S)] =                                \
-                        _mm512_fmadd_ps(xv, w1, acc[i * COLS + (q - 1) / (S)]);    \
-                  if (q >= 2 && (q - 2) % (S) == 0 && (q - 2) / (S) < COLS)        \
-                    acc[i * COLS + (q - 2) / (S)] =                                \
-                        _mm512_fmadd_ps(xv, w2, acc[i * COLS + (q - 2) / (S)]);    \
-                }                                                                  \
-              }                                                                    \
-            }                                                                      \
-            continue;                                                              \
-          }                                                                        \
-          for (int64_t tp = 0; tp < taps; tp++, wk += 16) {                        \
-            const float *xr[R];                                                    \
-            _Pragma("GCC unroll 4") for (int i = 0; i < (R); i++) xr[i] =          \
-                xc + koff[tp] + i * rs;                                            \
-            __m512 wv = _mm512_loadu_ps(wk);                                       \
-            _Pragma("GCC unroll 16") for (int p = 0; p < 16; p++) acc[p] =         \
-                _mm512_fmadd_ps(_mm512_set1_ps(xr[p / COLS][p % COLS * (S)]), wv,  \
-                                acc[p]);                                           \
-          }                                                                        \
-        }                                                                          \
-        cv_transpose(acc);                                                         \
-        __mmask16 km = (__mmask16)((1u << n) - 1u);                                \
-        float *yt = y + oh * OW + ow0;                                             \
-        _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) {                    \
-          if (j >= mn) break;                                                      \
-          float *yd = yt + (16 * b + j) * g->out_sz;                               \
-          __m512 o = tile_ep_at(r, res, 16 * b + j, acc[j], yd, km);               \
-          _mm512_mask_storeu_ps(yd, km, o);                                        \
-        }                                                                          \
-      }                                                                            \
-    }                                                                              \
+ * takes its taps in k order, so the sums are the same. NB (2 only with
+ * W3 and R * COLS <= 12, the registers): 16-channel blocks per pass, each
+ * broadcast multiplied by both blocks' weights. */
+#define CV_TILES(R, COLS, S, W3, NB)                                                    \
+  __attribute__((target("avx512f"))) static void cv_tiles_##R##_##COLS##_##S##_##W3(    \
+      const conv_run_t *r, const conv_geo_t *g, const cv_geo_t *v,                      \
+      const float *restrict xp, const float *restrict wpk, float *restrict y,           \
+      int64_t t0, int64_t t1) {                                                         \
+    int64_t OH = g->out[0], OW = g->out[1], KW = g->k[1], taps = g->k_sz, C = g->C;     \
+    int64_t rs = g->s[0] * v->wp, K = C * taps;                                         \
+    int64_t koff[CV_MAX_TAPS];                                                          \
+    const float *res = r->ep ? r->ep->residual : NULL;                                  \
+    for (int64_t t = 0; t < taps; t++) koff[t] = t / KW * v->wp + t % KW;               \
+    for (int64_t b = 0; b < v->nb; b += (NB)) {                                         \
+      /* NB 2: blocks b and b + 1 at once (block b again when b is the                  \
+       * last: computed, not stored) */                                                 \
+      int two = (NB) == 2 && b + 1 < v->nb;                                             \
+      const float *wb = wpk + b * K * 16;                                               \
+      const float *wb2 = two ? wb + K * 16 : wb;                                        \
+      for (int64_t t = t0; t < t1; t++) {                                               \
+        int64_t oh = (R) == 1 ? t / v->tpr : t * (R);                                   \
+        int64_t ow0 = (R) == 1 ? t % v->tpr * 16 : 0;                                   \
+        int64_t nr = DML_CPU_MIN((int64_t)(R), OH - oh);                                \
+        int64_t n = (R) == 1 ? DML_CPU_MIN((int64_t)16, OW - ow0) : nr * (COLS);        \
+        const float *x0 = xp + oh * rs + ow0 * (S);                                     \
+        int64_t roff[R];                                                                \
+        _Pragma("GCC unroll 8") for (int i = 0; i < (R); i++) roff[i] =                 \
+            DML_CPU_MIN((int64_t)i, nr - 1) * rs;                                       \
+        __m512 acc[NB][16];                                                             \
+        _Pragma("GCC unroll 2") for (int e = 0; e < (NB); e++)                          \
+            _Pragma("GCC unroll 16") for (int p = 0; p < 16; p++) acc[e][p] =           \
+                _mm512_setzero_ps();                                                    \
+        const float *wk = wb, *wk2 = wb2;                                               \
+        for (int64_t c = 0; c < C; c++) {                                               \
+          const float *xc = x0 + c * v->plane;                                          \
+          if (W3) {                                                                     \
+            for (int64_t kh = 0; kh < g->k[0]; kh++, wk += 48, wk2 += 48) {             \
+              __m512 w0 = _mm512_loadu_ps(wk), w1 = _mm512_loadu_ps(wk + 16);           \
+              __m512 w2 = _mm512_loadu_ps(wk + 32);                                     \
+              __m512 u0 = w0, u1 = w1, u2 = w2;                                         \
+              if ((NB) == 2) {                                                          \
+                u0 = _mm512_loadu_ps(wk2), u1 = _mm512_loadu_ps(wk2 + 16);              \
+                u2 = _mm512_loadu_ps(wk2 + 32);                                         \
+              }                                                                         \
+              _Pragma("GCC unroll 5") for (int i = 0; i < (R); i++) {                   \
+                const float *xr = xc + kh * v->wp + roff[i];                            \
+                _Pragma("GCC unroll 40") for (int q = 0; q < (COLS - 1) * (S) + 3;      \
+                                              q++) {                                    \
+                  __m512 xv = _mm512_set1_ps(xr[q]);                                    \
+                  if (q % (S) == 0 && q / (S) < COLS) {                                 \
+                    acc[0][i * COLS + q / (S)] =                                        \
+                        _mm512_fmadd_ps(xv, w0, acc[0][i * COLS + q / (S)]);            \
+                    if ((NB) == 2)                                                      \
+                      acc[NB - 1][i * COLS + q / (S)] =                                 \
+                          _mm512_fmadd_ps(xv, u0, acc[NB - 1][i * COLS + q / (S)]);     \
+                  }                                                                     \
+                  if (q >= 1 && (q - 1) % (S) == 0 && (q - 1) / (S) < COLS) {           \
+                    acc[0][i * COLS + (q - 1) / (S)] =                                  \
+                        _mm512_fmadd_ps(xv, w1, acc[0][i * COLS + (q - 1) / (S)]);      \
+                    if ((NB) == 2)                                                      \
+                      acc[NB - 1][i * COLS + (q - 1) / (S)] = _mm512_fmadd_ps(          \
+                          xv, u1, acc[NB - 1][i * COLS + (q - 1) / (S)]);               \
+                  }                                                                     \
+                  if (q >= 2 && (q - 2) % (S) == 0 && (q - 2) / (S) < COLS) {           \
+                    acc[0][i * COLS + (q - 2) / (S)] =                                  \
+                        _mm512_fmadd_ps(xv, w2, acc[0][i * COLS + (q - 2) / (S)]);      \
+                    if ((NB) == 2)                                                      \
+                      acc[NB - 1][i * COLS + (q - 2) / (S)] = _mm512_fmadd_ps(          \
+                          xv, u2, acc[NB - 1][i * COLS + (q - 2) / (S)]);               \
+                  }                                                                     \
+                }                                                                       \
+              }                                                                         \
+            }                                                                           \
+            continue;                                                                   \
+          }                                                                             \
+          for (int64_t tp = 0; tp < taps; tp++, wk += 16) {                             \
+            const float *xr[R];                                                         \
+            _Pragma("GCC unroll 4") for (int i = 0; i < (R); i++) xr[i] =               \
+                xc + koff[tp] + roff[i];                                                \
+            __m512 wv = _mm512_loadu_ps(wk);                                            \
+            _Pragma("GCC unroll 16") for (int p = 0; p < (R) * (COLS); p++) acc[0][p] = \
+                _mm512_fmadd_ps(_mm512_set1_ps(xr[p / COLS][p % COLS * (S)]), wv,       \
+                                acc[0][p]);                                             \
+          }                                                                             \
+        }                                                                               \
+        __mmask16 km = (__mmask16)((1u << n) - 1u);                                     \
+        float *yt = y + oh * OW + ow0;                                                  \
+        _Pragma("GCC unroll 2") for (int e = 0; e < (NB); e++) {                        \
+          if (e == 1 && !two) break;                                                    \
+          int64_t bb = b + e, mn = DML_CPU_MIN((int64_t)16, g->M - 16 * bb);            \
+          cv_transpose(acc[e]);                                                         \
+          _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) {                       \
+            if (j >= mn) break;                                                         \
+            float *yd = yt + (16 * bb + j) * g->out_sz;                                 \
+            __m512 o = tile_ep_at(r, res, 16 * bb + j, acc[e][j], yd, km);              \
+            _mm512_mask_storeu_ps(yd, km, o);                                           \
+          }                                                                             \
+        }                                                                               \
+      }                                                                                 \
+    }                                                                                   \
   }
-CV_TILES(1, 1, 0)
-CV_TILES(1, 2, 0)
-CV_TILES(2, 1, 0)
-CV_TILES(2, 2, 0)
-CV_TILES(4, 1, 0)
-CV_TILES(4, 2, 0)
-CV_TILES(1, 1, 1)
-CV_TILES(1, 2, 1)
-CV_TILES(2, 1, 1)
-CV_TILES(2, 2, 1)
-CV_TILES(4, 1, 1)
-CV_TILES(4, 2, 1)
+CV_TILES(1, 16, 1, 0, 1)
+CV_TILES(1, 16, 2, 0, 1)
+CV_TILES(2, 8, 1, 0, 1)
+CV_TILES(2, 8, 2, 0, 1)
+CV_TILES(4, 4, 1, 0, 1)
+CV_TILES(4, 4, 2, 0, 1)
+CV_TILES(1, 16, 1, 1, 1)
+CV_TILES(1, 16, 2, 1, 1)
+CV_TILES(2, 8, 1, 1, 1)
+CV_TILES(2, 8, 2, 1, 1)
+CV_TILES(4, 4, 1, 1, 1)
+CV_TILES(4, 4, 2, 1, 1)
+/* the small-image tiles (cvr_rows; 3-wide kernels only) */
+CV_TILES(3, 3, 1, 1, 2)
+CV_TILES(3, 3, 2, 1, 2)
+CV_TILES(5, 3, 1, 1, 1)
+CV_TILES(5, 3, 2, 1, 1)
+CV_TILES(3, 5, 1, 1, 1)
+CV_TILES(3, 5, 2, 1, 1)
+CV_TILES(2, 6, 1, 1, 2)
+CV_TILES(2, 6, 2, 1, 2)
+CV_TILES(2, 7, 1, 1, 1)
+CV_TILES(2, 7, 2, 1, 1)
 #undef CV_TILES
+
+typedef void (*cv_tiles_fn)(const conv_run_t *, const conv_geo_t *, const cv_geo_t *,
+                            const float *, const float *, float *, int64_t, int64_t);
 
 static void cv_tiles(const conv_run_t *r, const conv_geo_t *g, const cv_geo_t *v,
                      const float *xp, const float *wpk, float *y, int64_t t0,
                      int64_t t1) {
   int two = g->s[1] == 2;
+  cv_tiles_fn f;
   if (g->k[1] == 3) {
-    if (v->R == 1)
-      (two ? cv_tiles_1_2_1 : cv_tiles_1_1_1)(r, g, v, xp, wpk, y, t0, t1);
-    else if (v->R == 2)
-      (two ? cv_tiles_2_2_1 : cv_tiles_2_1_1)(r, g, v, xp, wpk, y, t0, t1);
-    else
-      (two ? cv_tiles_4_2_1 : cv_tiles_4_1_1)(r, g, v, xp, wpk, y, t0, t1);
-    return;
+    switch (v->R * 100 + v->cols) {
+      case 116: f = two ? cv_tiles_1_16_2_1 : cv_tiles_1_16_1_1; break;
+      case 208: f = two ? cv_tiles_2_8_2_1 : cv_tiles_2_8_1_1; break;
+      case 404: f = two ? cv_tiles_4_4_2_1 : cv_tiles_4_4_1_1; break;
+      case 303: f = two ? cv_tiles_3_3_2_1 : cv_tiles_3_3_1_1; break;
+      case 503: f = two ? cv_tiles_5_3_2_1 : cv_tiles_5_3_1_1; break;
+      case 305: f = two ? cv_tiles_3_5_2_1 : cv_tiles_3_5_1_1; break;
+      case 206: f = two ? cv_tiles_2_6_2_1 : cv_tiles_2_6_1_1; break;
+      default: f = two ? cv_tiles_2_7_2_1 : cv_tiles_2_7_1_1; break; /* 207 */
+    }
+  } else if (v->R == 1) {
+    f = two ? cv_tiles_1_16_2_0 : cv_tiles_1_16_1_0;
+  } else if (v->R == 2) {
+    f = two ? cv_tiles_2_8_2_0 : cv_tiles_2_8_1_0;
+  } else {
+    f = two ? cv_tiles_4_4_2_0 : cv_tiles_4_4_1_0;
   }
-  if (v->R == 1)
-    (two ? cv_tiles_1_2_0 : cv_tiles_1_1_0)(r, g, v, xp, wpk, y, t0, t1);
-  else if (v->R == 2)
-    (two ? cv_tiles_2_2_0 : cv_tiles_2_1_0)(r, g, v, xp, wpk, y, t0, t1);
-  else
-    (two ? cv_tiles_4_2_0 : cv_tiles_4_1_0)(r, g, v, xp, wpk, y, t0, t1);
+  f(r, g, v, xp, wpk, y, t0, t1);
 }
 #endif
 

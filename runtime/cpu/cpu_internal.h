@@ -153,6 +153,12 @@ int dml_cpu_dw_flat_set(int on);
  * F(2x2, 3x3) kernel where the geometry allows (cpu_conv.c, wg_plan), off
  * (0) the channel-vectorized direct kernel. Returns the previous setting. */
 int dml_cpu_conv_wg_set(int on);
+/* Tests and benchmarks only (not thread-safe): on (1, the default) f32
+ * 3-wide convolutions (strides 1-2) with output rows of 3, 5, 6 or 7 take
+ * the channel-vectorized kernel's small-image tiles (cpu_conv.c, cvr_rows),
+ * off (0) the flattened phase-plane kernel (the same bits: both sum each
+ * output in k order from 0). Returns the previous setting. */
+int dml_cpu_conv_cvr_set(int on);
 /* Tests only (not thread-safe): on (1, the default) an f32 LSTM or GRU
  * with the default activations runs each step's gate math through
  * dml_cpu_lstm_cell_f32 / dml_cpu_gru_gates_f32 and dml_cpu_gru_cell_f32,

@@ -1113,6 +1113,130 @@ static void test_conv_flat(void) {
   CHECK(dml_cpu_sgemm_set_kernel(0) == 0);
 }
 
+/* conv_case twice on the same inputs, the second with the small-image cv
+ * tiles off (dml_cpu_conv_cvr_set(0)); exact: that run takes the flat
+ * kernel (flat_ok), and the two give the same bits (NaN for NaN); else it
+ * takes im2col + GEMM (another order: the naive check only). */
+static void cvr_pair(cgeo_t g, int use_bias, const char *auto_pad, int exact) {
+  uint32_t seed = g_rng;
+  conv_case(g, use_bias, auto_pad);
+  size_t n = g_conv_last_n;
+  float *on = (float *)malloc(n * 4 + 4);
+  memcpy(on, g_conv_last, n * 4);
+  g_rng = seed;
+  dml_cpu_conv_cvr_set(0);
+  conv_case(g, use_bias, auto_pad);
+  dml_cpu_conv_cvr_set(1);
+  size_t bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t u, v;
+    memcpy(&u, &on[i], 4);
+    memcpy(&v, &g_conv_last[i], 4);
+    if (u != v && !(on[i] != on[i] && g_conv_last[i] != g_conv_last[i])) bad++;
+  }
+  if (bad && exact)
+    fprintf(stderr,
+            "cv small-image tiles C=%lld M=%lld in %lldx%lld s %lld: %zu differ\n",
+            (long long)g.C, (long long)g.M, (long long)g.in[0], (long long)g.in[1],
+            (long long)g.s[0], bad);
+  CHECK(!exact || bad == 0);
+  free(on);
+}
+
+/* The cv kernel's small-image tiles (cpu_conv.c, cvr_rows: 3-wide kernels,
+ * output rows of 3, 5, 6 or 7; resnet18's layer3/layer4 at 96x96 inputs)
+ * against the naive loop and, bit for bit, against the flat kernel they
+ * replace where it takes the geometry (else im2col + GEMM): 3x3 outputs (stride 1 from
+ * 3x3 padded, stride 2 from 6x6 and 5x5 unpadded, X read in place), 6x6 (stride 1, stride
+ * 2 from 12x12, SAME_UPPER from 11x11), 5x5 and 7x7 (a last tile of one row), rows of 3
+ * with 4 and 5 rows (a partial and a whole 5-row tile), asymmetric pads,
+ * 3x1 kernels (kh 1..3), 64..512 channels and odd counts (67 -> 37), edge
+ * values (NaN, +-Inf, -0, denormals, +-1e30) in X, batches over 2 threads
+ * and one image's tiles over 2 threads; then the fused BatchNormalization /
+ * Relu / residual epilogue against the separate kernels bit for bit at 3x3
+ * and 6x6, strides 1 and 2, 1 and 2 threads. Elsewhere (no AVX-512) the
+ * other paths answer the same checks (the pairs are then equal trivially). */
+static void test_conv_cv_small(void) {
+  /* r, N, C, M, group, in, k, s, d, pb, pe */
+  cgeo_t a = {2,         2,         64,        64,        1,         {3, 3, 1},
+              {3, 3, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 0}, {1, 1, 0}, {0}};
+  cvr_pair(a, 1, NULL, 1);
+  cvr_pair(a, 0, NULL, 1);
+  cgeo_t b = a; /* 6x6 -> 3x3, stride 2, odd channel counts */
+  b.in[0] = b.in[1] = 6, b.s[0] = b.s[1] = 2, b.C = 67, b.M = 37;
+  cvr_pair(b, 1, NULL, 1);
+  cgeo_t inpl = a; /* 5x5 -> 3x3 unpadded: X in place */
+  inpl.in[0] = inpl.in[1] = 5, inpl.pb[0] = inpl.pb[1] = inpl.pe[0] = inpl.pe[1] = 0;
+  cvr_pair(inpl, 1, NULL, 1);
+  cgeo_t c6 = a; /* 6x6, stride 1: 2-row tiles */
+  c6.in[0] = c6.in[1] = 6, c6.C = 128, c6.M = 40;
+  cvr_pair(c6, 1, NULL, 1);
+  cgeo_t s6 = c6; /* 12x12 -> 6x6, stride 2 */
+  s6.in[0] = s6.in[1] = 12, s6.s[0] = s6.s[1] = 2, s6.C = 64, s6.M = 128;
+  cvr_pair(s6, 1, NULL, 1);
+  cvr_pair(s6, 1, "SAME_UPPER", 1);
+  cgeo_t u6 = c6; /* 11x11, SAME_UPPER stride 2 -> 6x6 */
+  u6.in[0] = u6.in[1] = 11, u6.s[0] = u6.s[1] = 2, u6.C = 19, u6.M = 33;
+  cvr_pair(u6, 1, "SAME_UPPER", 1);
+  cgeo_t c5 = a; /* 5x5 (3-row tiles), 7x7 (2-row tiles, a last one of 1 row) */
+  c5.in[0] = c5.in[1] = 5, c5.C = 24, c5.M = 17;
+  cvr_pair(c5, 1, NULL, 0);
+  c5.in[0] = c5.in[1] = 7;
+  cvr_pair(c5, 0, NULL, 1);
+  cgeo_t r3 = a; /* rows of 3: 4 rows (a partial 5-row tile), 5 rows */
+  r3.in[0] = 4, r3.C = 33, r3.M = 20;
+  cvr_pair(r3, 1, NULL, 0);
+  r3.in[0] = 10, r3.s[0] = 2; /* 10 rows, stride (2, 1) -> 5 rows */
+  cvr_pair(r3, 1, NULL, 1);
+  cgeo_t asym = a; /* pads (0, 1) x (2, 0): 5x5 -> 4x5 */
+  asym.in[0] = 5, asym.in[1] = 5, asym.pb[0] = 0, asym.pe[0] = 1, asym.pb[1] = 2,
+  asym.pe[1] = 0, asym.C = 20, asym.M = 16;
+  cvr_pair(asym, 1, NULL, 1);
+  cgeo_t k31 = a; /* 1x3 and 2x3 kernels: any kernel height */
+  k31.k[0] = 1, k31.pb[0] = k31.pe[0] = 0, k31.in[0] = 4, k31.C = 10, k31.M = 18;
+  cvr_pair(k31, 1, NULL, 0);
+  k31.k[0] = 2, k31.in[0] = 4;
+  cvr_pair(k31, 1, NULL, 1);
+  g_conv_edges = 1;
+  cvr_pair(a, 1, NULL, 1);
+  cvr_pair(s6, 1, NULL, 1);
+  g_conv_edges = 0;
+  /* resnet18's layer4 conv at 96x96, 512 -> 512 at 3x3 (K 4608: within
+   * 1e-5 of each output's sum of |x * w|) */
+  g_conv_rel = 1e-5;
+  cgeo_t big = a;
+  big.N = 1, big.C = 512, big.M = 512;
+  cvr_pair(big, 1, NULL, 1);
+  dml_cpu_set_num_threads(2);
+  cvr_pair(big, 1, NULL, 1); /* one image: its channel blocks' tiles split */
+  cgeo_t l3 = s6;            /* layer3's first conv: 128 -> 256, 12x12 -> 6x6 */
+  l3.N = 1, l3.C = 128, l3.M = 256;
+  cvr_pair(l3, 1, NULL, 1);
+  cgeo_t batch = c6; /* images over the threads */
+  batch.N = 5, batch.C = 64, batch.M = 64;
+  cvr_pair(batch, 1, NULL, 1);
+  cvr_pair(b, 0, NULL, 1);
+  g_conv_rel = 0;
+  dml_cpu_set_num_threads(1);
+  for (int threads = 1; threads <= 2; threads++) {
+    dml_cpu_set_num_threads(threads);
+    for (g_fused_res = 0; g_fused_res <= 2; g_fused_res++)
+      for (int relu = 0; relu < 2; relu++)
+        for (int pack = 0; pack < 2; pack++) {
+          g_fused_stride = 1;
+          fused_case(2, 64, 64, 1, 3, 3, 1, relu, pack);     /* 3x3 */
+          fused_case(1, 256, 256, 1, 3, 6, 1, relu, pack);   /* 6x6 */
+          fused_case(3, 13, 21, 1, 3, 5, !relu, relu, pack); /* 5x5 */
+          g_fused_stride = 2;
+          fused_case(1, 256, 512, 1, 3, 6, 1, relu, pack); /* 6x6 -> 3x3 */
+          fused_case(2, 64, 128, 1, 3, 12, 1, relu, pack); /* 12x12 -> 6x6 */
+        }
+  }
+  g_fused_res = 0;
+  g_fused_stride = 1;
+  dml_cpu_set_num_threads(1);
+}
+
 /* A residual Add in the epilogue (Conv + BatchNormalization + Add +
  * Relu, ResNet's block end) against the separate kernels, bit for bit, in
  * a buffer of its own and in the output's: the cv kernel (3x3 strides 1
@@ -1410,6 +1534,7 @@ int main(void) {
   RUN(test_matmul_1d);
   RUN(test_conv2d_variants);
   RUN(test_conv_cv);
+  RUN(test_conv_cv_small);
   RUN(test_conv_winograd);
   RUN(test_conv_fused_residual);
   RUN(test_conv_depthwise_flat);
