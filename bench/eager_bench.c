@@ -25,7 +25,8 @@
  *           Transpose, Concat of two on each axis and Gather of 64 rows
  *           (µs, with the free of the output); then an eager N x N MatMul of device
  * tensors (op + free of its output) and, with --vkpkg, the one-MatMul package compiled
- *           with --target vulkan run by a session on the same device with
+ *           for the device (--target vulkan or cuda; scripts/gpu_check.sh
+ *           passes the cuda one) run by a session on the same device with
  *           the same inputs (dml_rt_session_run alone: it uploads A and B
  *           and downloads Y, 12 MiB at N = 1024), interleaved (ms).
  *   io:     with --device and --iopkg (a two-input, one-output f32 package

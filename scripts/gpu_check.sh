@@ -251,6 +251,8 @@ else
   # (docs/tensor.md "Sessions") against host arrays, and their outputs' bits
   IOPKG=()
   [ -f "$G/eager/add1024.dmlpkg" ] && IOPKG=(--iopkg "$G/eager/add1024.dmlpkg")
+  # the eager MatMul against the compiled one-MatMul package on the device
+  [ -f "$G/eager/matmul1024.dmlpkg" ] && IOPKG+=(--vkpkg "$G/eager/matmul1024.dmlpkg")
   build-gpu/bench/cuda/eager_bench --device cuda --runs 7 ${IOPKG[@]+"${IOPKG[@]}"} | tee "$OUT/eager_bench_cuda.txt"
   rc=${PIPESTATUS[0]}
   result "eager_bench --device cuda" $rc "$(grep -m1 'eager Add f32' "$OUT/eager_bench_cuda.txt")"

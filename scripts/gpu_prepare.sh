@@ -12,7 +12,8 @@
 #   eager     the CUDA eager kernel library build/runtime/dml_eager_ptx.c
 #             (PTX made here with clang-16), which gpu_check.sh's runtime-only
 #             build compiles in (-DDMLC_EAGER_PTX_C) for test_tensor_cuda, and
-#             add1024.dmlpkg (one Add, for TARGET) for eager_bench --iopkg
+#             add1024.dmlpkg (one Add, for TARGET) for eager_bench --iopkg,
+#             matmul1024.dmlpkg (one MatMul) for eager_bench --vkpkg
 #   graphgen  random graphs of `dml_graphgen --pack` (seeds GRAPHGEN_SEEDS,
 #             default 0:60) compiled for cpu,cuda, with the CPU's outputs of
 #             their batch-1 run here (issue 23 item 3)
@@ -77,6 +78,13 @@ if [ -f build/runtime/dml_eager_ptx.c ]; then
     build/compiler/dmlc compile $G/eager/onnx/add1024.onnx -o $G/eager/add1024.dmlpkg \
       --target "$T" >/dev/null; then :; else
     echo "add1024 package for eager_bench --iopkg not made" | tee $G/eager/add1024.skipped
+  fi
+  # the one-MatMul package (1024 x 1024) for eager_bench --vkpkg: the eager
+  # MatMul against the compiled package's on the device (issue 21)
+  if [ -f $G/eager/onnx/matmul1024.onnx ] &&
+    build/compiler/dmlc compile $G/eager/onnx/matmul1024.onnx -o $G/eager/matmul1024.dmlpkg \
+      --target "$T" >/dev/null; then :; else
+    echo "matmul1024 package for eager_bench --vkpkg not made" | tee $G/eager/matmul1024.skipped
   fi
   rm -rf $G/eager/onnx
   tgz eager
