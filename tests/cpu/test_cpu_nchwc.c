@@ -220,6 +220,10 @@ static void test_depthwise(void) {
   run_all(&strips2);
   ncase_t strips3 = {1, 16, 16, 5, 40, 3, 3, 1, 0, 0, 1, 2, 1, 1};
   run_all(&strips3);
+  ncase_t pad2 = {2, 16, 16, 7, 14, 3, 3, 1, 2, 2, 2, 2, 1, 1}; /* 2-column edge strips */
+  run_all(&pad2);
+  ncase_t pad2s2 = {1, 32, 32, 9, 19, 3, 3, 2, 2, 2, 2, 2, 1, 0};
+  run_all(&pad2s2);
   ncase_t tiny = {2, 16, 16, 2, 3, 3, 3, 2, 1, 1, 1, 1, 1, 0}; /* no inside outputs */
   run_all(&tiny);
   /* non-finite weights: a padded tap adds 0 * inf = NaN, as the NCHW kernels */
