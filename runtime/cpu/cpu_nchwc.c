@@ -13,13 +13,17 @@
  *   channels' weights times the position's X value broadcast, fused
  *   multiply-adds from 0. Weights packed [M/16][C][16].
  * - Depthwise (group == C == M, kernels up to 7x7, strides 1-2, pads
- *   below the kernel size): per 16-channel block, from a zero-padded copy
- *   of the plane (an NCHW X is reordered straight into it), each output a
- *   chain of fused multiply-adds over the taps in (kh, kw) order from 0,
- *   16 channels per vector, a padded tap adding 0 * w (as the NCHW
- *   kernels); 8 outputs at a time (3x3: the weights in registers, each
- *   input vector of a kernel row loaded once). Weights packed
- *   [C/16][KH][KW][16].
+ *   below the kernel size): per 16-channel block, each output a chain of
+ *   fused multiply-adds over the taps in (kh, kw) order from 0, 16
+ *   channels per vector, a padded tap adding 0 * w (as the NCHW kernels).
+ *   3x3 with equal strides (dw3_plane): straight from the unpadded blocked
+ *   plane (an NCHW X is reordered into the work buffer first), strips of
+ *   12 outputs of one row (4 at the row's end) with the 9 weights and the
+ *   accumulators in registers, each input vector of the 3 kernel rows
+ *   loaded once and used for every output and tap it feeds; the strips
+ *   that touch a pad read a zero vector for the padded taps. Other kernels:
+ *   from a zero-padded copy of the plane, 8 outputs at a time. Weights
+ *   packed [C/16][KH][KW][16].
  * The epilogue (bias, BatchNormalization's scale and shift, residual, Relu)
  * is cpu_conv.c's: add, multiply then add unfused, add, max(0, v).
  *
@@ -106,13 +110,22 @@ int dml_cpu_nchwc_conv_kind(const dml_tensor_t *w, const dml_attr_t *attrs,
   return nc_geo(w->dims, attrs, n_attrs, C, H, W, &g) ? g.kind : 0;
 }
 
+/* Whether a depthwise Conv runs the direct 3x3 kernel (dw3_plane: 3x3,
+ * equal strides) rather than the zero-padded plane. */
+static int nc_dw3_direct(const nc_geo_t *g) {
+  return g->kind == DML_CPU_NCHWC_DEPTHWISE && g->KH == 3 && g->KW == 3 && g->sh == g->sw;
+}
+
 /* Work floats per thread of a call with this geometry and layout: the
  * depthwise kernel's zero-padded plane of one 16-channel block (the X
- * reorder goes there) or, pointwise, an image of X when X is NCHW; plus an
+ * reorder goes there; the direct 3x3 kernel: one blocked plane when X is
+ * NCHW, else none) or, pointwise, an image of X when X is NCHW; plus an
  * image of Y when Y is NCHW. */
 static size_t nc_work(const nc_geo_t *g, int layout) {
   size_t n = 0;
-  if (g->kind == DML_CPU_NCHWC_DEPTHWISE) {
+  if (nc_dw3_direct(g)) {
+    if (!(layout & DML_CPU_NCHWC_X)) n += (size_t)(16 * g->H * g->W);
+  } else if (g->kind == DML_CPU_NCHWC_DEPTHWISE) {
     int64_t Hp = (g->OH - 1) * g->sh + g->KH, Wp = (g->OW - 1) * g->sw + g->KW;
     if (Hp < g->H + g->ph) Hp = g->H + g->ph;
     if (Wp < g->W + g->pw) Wp = g->W + g->pw;
@@ -262,10 +275,12 @@ __attribute__((target("avx512f"))) static void pw_image(const nc_geo_t *g, const
 /* 16x16 transpose in registers: r[i] lane j -> r[j] lane i. */
 __attribute__((target("avx512f"), always_inline)) static inline void tr16(__m512 r[16]) {
   __m512 t[16];
+#pragma GCC unroll 8
   for (int i = 0; i < 16; i += 2) {
     t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
     t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
   }
+#pragma GCC unroll 4
   for (int i = 0; i < 16; i += 4) {
     r[i] = _mm512_castpd_ps(
         _mm512_unpacklo_pd(_mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
@@ -277,6 +292,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void tr16(__m512
         _mm512_unpackhi_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
   }
   /* r[4q + s] now holds rows 4q..4q+3 of column s + 4k in 128-bit lane k */
+#pragma GCC unroll 4
   for (int i = 0; i < 4; i++) {
     __m512 a = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
     __m512 b = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
@@ -287,6 +303,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void tr16(__m512
     t[i + 4] = _mm512_shuffle_f32x4(b, d, 0x88);
     t[i + 12] = _mm512_shuffle_f32x4(b, d, 0xdd);
   }
+#pragma GCC unroll 16
   for (int i = 0; i < 16; i++) r[i] = t[i];
 }
 
@@ -345,53 +362,164 @@ __attribute__((target("avx512f"))) static void dw_block_n(
   dw_block(g, xp, Wp, wb, yrow, rrow, e, m0, oh, ow0, cnt, 0);
 }
 
-/* A 3x3 row oh with stride S (1 or 2) from the padded plane: blocks of 8
- * outputs, the 9 weights in registers, each input vector of a kernel row
- * loaded once for the taps that read it (8 * S + 2 - S loads instead of
- * 24); the taps of each output in (kh, kw) order from 0 as dw_block. The
- * last OW % 8 outputs: dw_block_n. */
-__attribute__((target("avx512f"), always_inline)) static inline void dw3_row(
-    const int S, const nc_geo_t *g, const float *xp, int64_t Wp, const float *wb,
-    float *yrow, const float *rrow, const nc_ep_t *e, int64_t m0, int64_t oh) {
-  __m512 wr[9];
+/* 16 x 16 floats from src (rows ss floats apart) to dst (rows ds apart),
+ * transposed, in registers. */
+__attribute__((target("avx512f"), always_inline)) static inline void tr16_copy(
+    const float *src, int64_t ss, float *dst, int64_t ds) {
+  __m512 r[16];
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + i * ss);
+  tr16(r);
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; i++) _mm512_storeu_ps(dst + i * ds, r[i]);
+}
+
+/* One image [C][HW] (NCHW) to [C/16][HW][16] (to 1) or back (to 0). */
+__attribute__((target("avx512f"))) static void nc_reorder(const float *src, float *dst,
+                                                          int64_t C, int64_t HW, int to) {
+  for (int64_t cb = 0; cb < C / 16; cb++) {
+    const float *s = src + cb * 16 * HW;
+    float *d = dst + cb * 16 * HW;
+    int64_t p = 0;
+    /* to blocked: rows are channels (16 positions each); back: rows are
+     * positions (16 channels each) */
+    if (to)
+      for (; p + 16 <= HW; p += 16) tr16_copy(s + p, HW, d + p * 16, 16);
+    else
+      for (; p + 16 <= HW; p += 16) tr16_copy(s + p * 16, 16, d + p, HW);
+    for (; p < HW; p++)
+      for (int i = 0; i < 16; i++) {
+        if (to)
+          d[p * 16 + i] = s[i * HW + p];
+        else
+          d[i * HW + p] = s[p * 16 + i];
+      }
+  }
+}
+
+/* Zeros for the direct 3x3 kernel: a padded row of a strip (the widest,
+ * 12 outputs at stride 2, reads 25 input vectors) and a padded tap. */
+static const float nc_zeros[25 * 16] __attribute__((aligned(64)));
+
+/* One strip of the direct 3x3 kernel: NB outputs of one output row with
+ * stride S. Each input vector of a kernel row is loaded once and feeds
+ * every output and tap that reads it (input column t of the strip feeds
+ * output j through tap kw when t = j * S + kw), so each output's taps
+ * still run in (kh, kw) order from 0 as fused multiply-adds: the NCHW
+ * kernels' order. Unchecked (CK 0): every tap inside X's columns, rp[kh]
+ * points at the strip's first input column of kernel row kh (nc_zeros for
+ * a padded row); all NB outputs stored. Checked (CK 1): rp[kh] is kernel
+ * row kh's input row (NULL: a padded row), W its width, iw0 the strip's
+ * first input column (may be < 0); a tap outside X reads nc_zeros (adds
+ * 0 * w, as the NCHW kernels); the first cnt outputs stored
+ * (the others are computed from in-bounds or zero inputs and dropped). */
+__attribute__((target("avx512f"), always_inline)) static inline void dw3_strip(
+    const int S, const int NB, const int CK, const float *const rp[3], int64_t W,
+    int64_t iw0, int cnt, const float *wb, float *yo, const float *ro, const nc_ep_t *e,
+    int64_t m0) {
+  __m512 wr[9], acc[12];
 #pragma GCC unroll 9
   for (int t = 0; t < 9; t++) wr[t] = _mm512_loadu_ps(wb + t * 16);
-  int64_t ow = 0;
-  for (; ow + 8 <= g->OW; ow += 8) {
-    __m512 acc[8];
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; j++) acc[j] = _mm512_setzero_ps();
-    const float *xo = xp + (oh * S * Wp + ow * S) * 16;
+#pragma GCC unroll 12
+  for (int j = 0; j < NB; j++) acc[j] = _mm512_setzero_ps();
+  /* checked: each row's width (0: a padded row) */
+  int64_t lim[3];
+  if (CK)
+    for (int kh = 0; kh < 3; kh++) lim[kh] = rp[kh] ? W : 0;
 #pragma GCC unroll 3
-    for (int kh = 0; kh < 3; kh++) {
-      __m512 xr[8 * 2 + 1];
-#pragma GCC unroll 17
-      for (int t = 0; t < 8 * S + 3 - S; t++)
-        xr[t] = _mm512_loadu_ps(xo + kh * Wp * 16 + t * 16);
+  for (int kh = 0; kh < 3; kh++) {
+#pragma GCC unroll 25
+    for (int t = 0; t < (NB - 1) * S + 3; t++) {
+      const float *p;
+      if (CK) {
+        int64_t iw = iw0 + t;
+        p = (uint64_t)iw < (uint64_t)lim[kh] ? rp[kh] + iw * 16 : nc_zeros;
+      } else {
+        p = rp[kh] + t * 16;
+      }
+      __m512 xv = _mm512_loadu_ps(p);
 #pragma GCC unroll 3
-      for (int kw = 0; kw < 3; kw++)
-#pragma GCC unroll 8
-        for (int j = 0; j < 8; j++)
-          acc[j] = _mm512_fmadd_ps(xr[j * S + kw], wr[kh * 3 + kw], acc[j]);
+      for (int kw = 0; kw < 3; kw++) {
+        int d = t - kw;
+        if (d >= 0 && d % S == 0 && d / S < NB)
+          acc[d / S] = _mm512_fmadd_ps(xv, wr[kh * 3 + kw], acc[d / S]);
+      }
     }
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; j++)
-      _mm512_storeu_ps(yrow + (ow + j) * 16,
-                       nc_ep(e, m0, acc[j], rrow ? rrow + (ow + j) * 16 : NULL));
   }
-  if (ow < g->OW) dw_block_n(g, xp, Wp, wb, yrow, rrow, e, m0, oh, ow, (int)(g->OW - ow));
+  /* the sums complete here: without the barrier GCC sinks each chain into
+   * its conditional store and keeps every loaded input live (spills) */
+#pragma GCC unroll 12
+  for (int j = 0; j < NB; j++) __asm__("" : "+v"(acc[j]));
+#pragma GCC unroll 12
+  for (int j = 0; j < NB; j++)
+    if (!CK || j < cnt)
+      _mm512_storeu_ps(yo + j * 16, nc_ep(e, m0, acc[j], ro ? ro + j * 16 : NULL));
 }
 
-__attribute__((target("avx512f"))) static void dw3_row1(
-    const nc_geo_t *g, const float *xp, int64_t Wp, const float *wb, float *yrow,
-    const float *rrow, const nc_ep_t *e, int64_t m0, int64_t oh) {
-  dw3_row(1, g, xp, Wp, wb, yrow, rrow, e, m0, oh);
-}
+#define DW3_STRIP_FN(S, NB, CK)                                                   \
+  __attribute__((target("avx512f"))) static void dw3_strip_##S##_##NB##_##CK(     \
+      const float *const rp[3], int64_t W, int64_t iw0, int cnt, const float *wb, \
+      float *yo, const float *ro, const nc_ep_t *e, int64_t m0) {                 \
+    dw3_strip(S, NB, CK, rp, W, iw0, cnt, wb, yo, ro, e, m0);                     \
+  }
+DW3_STRIP_FN(1, 12, 0)
+DW3_STRIP_FN(1, 12, 1)
+DW3_STRIP_FN(1, 4, 0)
+DW3_STRIP_FN(1, 4, 1)
+DW3_STRIP_FN(2, 12, 0)
+DW3_STRIP_FN(2, 12, 1)
+DW3_STRIP_FN(2, 4, 0)
+DW3_STRIP_FN(2, 4, 1)
 
-__attribute__((target("avx512f"))) static void dw3_row2(
-    const nc_geo_t *g, const float *xp, int64_t Wp, const float *wb, float *yrow,
-    const float *rrow, const nc_ep_t *e, int64_t m0, int64_t oh) {
-  dw3_row(2, g, xp, Wp, wb, yrow, rrow, e, m0, oh);
+typedef void (*dw3_strip_fn)(const float *const[3], int64_t, int64_t, int, const float *,
+                             float *, const float *, const nc_ep_t *, int64_t);
+
+/* One 16-channel block plane of a 3x3 depthwise Conv with equal strides S
+ * (1 or 2), straight from the unpadded blocked plane xb ([H][W][16]): per
+ * output row, strips of 12 or 4 outputs; a strip whose taps stay inside
+ * X's columns runs unchecked, the others (the row's edges) checked.
+ * yb, rb: [OH][OW][16]. */
+__attribute__((target("avx512f"))) static void dw3_plane(const nc_geo_t *g,
+                                                         const float *xb, const float *wb,
+                                                         float *yb, const float *rb,
+                                                         const nc_ep_t *e, int64_t m0) {
+  const int S = (int)g->sh;
+  /* [S][NB 12][CK] */
+  const dw3_strip_fn fn[2][2][2] = {
+      {{dw3_strip_1_4_0, dw3_strip_1_4_1}, {dw3_strip_1_12_0, dw3_strip_1_12_1}},
+      {{dw3_strip_2_4_0, dw3_strip_2_4_1}, {dw3_strip_2_12_0, dw3_strip_2_12_1}}};
+  /* inside outputs: [a, b), ow * S - pw >= 0 and ow * S - pw + 2 < W */
+  int64_t a = (g->pw + S - 1) / S,
+          b = g->W - 3 + g->pw >= 0 ? (g->W - 3 + g->pw) / S + 1 : 0;
+  if (b > g->OW) b = g->OW;
+  for (int64_t oh = 0; oh < g->OH; oh++) {
+    const float *rows[3];
+    for (int kh = 0; kh < 3; kh++) {
+      int64_t ih = oh * S - g->ph + kh;
+      rows[kh] = ih >= 0 && ih < g->H ? xb + ih * g->W * 16 : NULL;
+    }
+    float *yrow = yb + oh * g->OW * 16;
+    const float *rrow = rb ? rb + oh * g->OW * 16 : NULL;
+    for (int64_t ow = 0; ow < g->OW;) {
+      const float *ro = rrow ? rrow + ow * 16 : NULL;
+      int64_t iw0 = ow * S - g->pw;
+      int big, ck, cnt;
+      if (ow >= a && ow + 4 <= b) { /* inside */
+        big = ow + 12 <= b, ck = 0, cnt = big ? 12 : 4;
+      } else {
+        big = ow + 12 <= g->OW, ck = 1, cnt = g->OW - ow < 4 ? (int)(g->OW - ow) : 4;
+        if (big) cnt = 12;
+      }
+      if (ck) {
+        fn[S - 1][big][1](rows, g->W, iw0, cnt, wb, yrow + ow * 16, ro, e, m0);
+      } else {
+        const float *rp[3];
+        for (int kh = 0; kh < 3; kh++) rp[kh] = rows[kh] ? rows[kh] + iw0 * 16 : nc_zeros;
+        fn[S - 1][big][0](rp, g->W, iw0, cnt, wb, yrow + ow * 16, ro, e, m0);
+      }
+      ow += cnt;
+    }
+  }
 }
 
 /* The padded plane of one 16-channel block: Hp x Wp positions, X's H x W at
@@ -418,12 +546,7 @@ __attribute__((target("avx512f"))) static void dw_pad(const nc_geo_t *g, const f
     }
     const float *s = xb + ih * g->W;
     int64_t p = 0;
-    for (; p + 16 <= g->W; p += 16) {
-      __m512 v[16];
-      for (int i = 0; i < 16; i++) v[i] = _mm512_loadu_ps(s + i * HW + p);
-      tr16(v);
-      for (int i = 0; i < 16; i++) _mm512_storeu_ps(d + (p + i) * 16, v[i]);
-    }
+    for (; p + 16 <= g->W; p += 16) tr16_copy(s + p, HW, d + p * 16, 16);
     for (; p < g->W; p++)
       for (int i = 0; i < 16; i++) d[p * 16 + i] = s[i * HW + p];
   }
@@ -440,52 +563,27 @@ __attribute__((target("avx512f"))) static void dw_image(const nc_geo_t *g, const
   if (Wp < g->W + g->pw) Wp = g->W + g->pw;
   for (int64_t cb = 0; cb < g->C / 16; cb++) {
     const float *wb = w + cb * g->KH * g->KW * 16;
-    dw_pad(g, x + cb * g->H * g->W * 16, nchw, pad, Hp, Wp);
     float *yb = y + cb * g->OH * g->OW * 16;
     const float *rb = res ? res + cb * g->OH * g->OW * 16 : NULL;
+    if (nc_dw3_direct(g)) {
+      const float *xb = x + cb * g->H * g->W * 16;
+      if (nchw) {
+        nc_reorder(xb, pad, 16, g->H * g->W, 1);
+        xb = pad;
+      }
+      dw3_plane(g, xb, wb, yb, rb, e, cb * 16);
+      continue;
+    }
+    dw_pad(g, x + cb * g->H * g->W * 16, nchw, pad, Hp, Wp);
     for (int64_t oh = 0; oh < g->OH; oh++) {
       float *yrow = yb + oh * g->OW * 16;
       const float *rrow = rb ? rb + oh * g->OW * 16 : NULL;
-      if (g->KH == 3 && g->KW == 3 && g->sw == g->sh) {
-        if (g->sw == 1)
-          dw3_row1(g, pad, Wp, wb, yrow, rrow, e, cb * 16, oh);
-        else
-          dw3_row2(g, pad, Wp, wb, yrow, rrow, e, cb * 16, oh);
-        continue;
-      }
       int64_t ow = 0;
       for (; ow + 8 <= g->OW; ow += 8)
         dw_block8(g, pad, Wp, wb, yrow, rrow, e, cb * 16, oh, ow);
       if (ow < g->OW)
         dw_block_n(g, pad, Wp, wb, yrow, rrow, e, cb * 16, oh, ow, (int)(g->OW - ow));
     }
-  }
-}
-
-/* One image [C][HW] (NCHW) to [C/16][HW][16] (to 1) or back (to 0). */
-__attribute__((target("avx512f"))) static void nc_reorder(const float *src, float *dst,
-                                                          int64_t C, int64_t HW, int to) {
-  for (int64_t cb = 0; cb < C / 16; cb++) {
-    const float *s = src + cb * 16 * HW;
-    float *d = dst + cb * 16 * HW;
-    int64_t p = 0;
-    for (; p + 16 <= HW; p += 16) {
-      __m512 r[16];
-      /* to blocked: rows are channels (16 positions each); back: rows are
-       * positions (16 channels each) */
-      for (int i = 0; i < 16; i++)
-        r[i] = _mm512_loadu_ps(to ? s + i * HW + p : s + (p + i) * 16);
-      tr16(r);
-      for (int i = 0; i < 16; i++)
-        _mm512_storeu_ps(to ? d + (p + i) * 16 : d + i * HW + p, r[i]);
-    }
-    for (; p < HW; p++)
-      for (int i = 0; i < 16; i++) {
-        if (to)
-          d[p * 16 + i] = s[i * HW + p];
-        else
-          d[i * HW + p] = s[p * 16 + i];
-      }
   }
 }
 
@@ -518,7 +616,7 @@ static void nc_image(void *ctx, int64_t i, int tid) {
     pw_image(g, xb, r->w, yb, res, &r->e);
   } else {
     float *pad = wk;
-    wk += nc_work(g, DML_CPU_NCHWC_X | DML_CPU_NCHWC_Y);
+    wk += nc_work(g, r->layout | DML_CPU_NCHWC_Y);
     if (!(r->layout & DML_CPU_NCHWC_Y)) yb = wk;
     dw_image(g, x, xnchw, r->w, yb, res, &r->e, pad);
   }

@@ -3,7 +3,8 @@
  * dml_cpu_run_fused with ep->nchwc) against a double-precision reference
  * convolution: pointwise 1x1 (C, M in 16/32/48, odd H x W) and depthwise
  * (3x3 and 5x5, strides 1 and 2, symmetric, asymmetric and no pads, odd
- * sizes, rows narrower than the 8-output blocks, inf and NaN weights), batch 1 and 3, 1
+ * sizes, rows narrower than the 8-output blocks and rows over several of the
+ * direct 3x3 kernel's 12-output strips, inf and NaN weights), batch 1 and 3, 1
  * and 2 threads, every X/Y layout pair (blocked or NCHW: the run edges' reorders), with
  * bias, BatchNormalization scale/shift, a residual and Relu, and NaN, +-inf, -0,
  * subnormal and huge values in X. Each output is within 2e-6 x (1 + |scale| x sum |x w| +
@@ -211,6 +212,18 @@ static void test_depthwise(void) {
   ncase_t wide = {1, 16, 16, 32, 32, 3, 3,
                   1, 1,  1,  1,  1,  1, 0}; /* mobilenet_tiny's dw0 */
   run_all(&wide);
+  /* the direct 3x3 kernel's strips of 12 and 4 outputs: inside strips, a
+   * checked strip at either edge or both, a short last strip */
+  ncase_t strips = {2, 16, 16, 6, 29, 3, 3, 1, 1, 1, 1, 1, 1, 0};
+  run_all(&strips);
+  ncase_t strips2 = {1, 32, 32, 7, 31, 3, 3, 2, 2, 2, 0, 0, 1, 0};
+  run_all(&strips2);
+  ncase_t strips3 = {1, 16, 16, 5, 40, 3, 3, 1, 0, 0, 1, 2, 1, 1};
+  run_all(&strips3);
+  ncase_t pad2 = {2, 16, 16, 7, 14, 3, 3, 1, 2, 2, 2, 2, 1, 1}; /* 2-column edge strips */
+  run_all(&pad2);
+  ncase_t pad2s2 = {1, 32, 32, 9, 19, 3, 3, 2, 2, 2, 2, 2, 1, 0};
+  run_all(&pad2s2);
   ncase_t tiny = {2, 16, 16, 2, 3, 3, 3, 2, 1, 1, 1, 1, 1, 0}; /* no inside outputs */
   run_all(&tiny);
   /* non-finite weights: a padded tap adds 0 * inf = NaN, as the NCHW kernels */
