@@ -121,6 +121,26 @@ static void test_resnet_small(void) {
   check_model("resnet_small", 10, 19);
 }
 
+/* The package of the IR text `text` (`name` in its errors) after the
+ * default pass pipeline, loaded; NULL, with a failed CHECK, where a step
+ * fails. */
+static dml_rt_model_t *model_of(const char *text, const char *name) {
+  dml_ir_module_t *ir = NULL;
+  void *bytes = NULL;
+  size_t n = 0;
+  CHECK_OK(dml_ir_parse(text, strlen(text), name, &ir));
+  if (!ir) return NULL;
+  dml_pass_options_t o;
+  memset(&o, 0, sizeof o);
+  CHECK_OK(dml_pass_run_pipeline(ir, dml_pass_default_pipeline(), &o));
+  CHECK_OK(dml_package_emit_memory(ir, NULL, &bytes, &n));
+  dml_ir_module_release(ir);
+  dml_rt_model_t *m = NULL;
+  if (bytes) CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
+  free(bytes);
+  return m;
+}
+
 /* Gemm + Relu where the Relu's output %gr is a function output that the
  * memory plan puts over the Gemm's dying input %a: the plan moves %gr into
  * the Gemm's output buffer, which the plan also gives %yr (made after the
@@ -148,19 +168,7 @@ static void test_moved_output_kept(void) {
            "  %%yr = Neg(%%y) : f32[5,4]\n"
            "  return %%gr, %%yr\n}\n",
            ws, bs);
-  dml_ir_module_t *ir = NULL;
-  void *bytes = NULL;
-  size_t n = 0;
-  CHECK_OK(dml_ir_parse(text, strlen(text), "moved.dmlir", &ir));
-  if (!ir) return;
-  dml_pass_options_t o;
-  memset(&o, 0, sizeof o);
-  CHECK_OK(dml_pass_run_pipeline(ir, dml_pass_default_pipeline(), &o));
-  CHECK_OK(dml_package_emit_memory(ir, NULL, &bytes, &n));
-  dml_ir_module_release(ir);
-  dml_rt_model_t *m = NULL;
-  if (bytes) CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
-  free(bytes);
+  dml_rt_model_t *m = model_of(text, "moved.dmlir");
   if (!m) return;
   /* The case under test: the memory plan puts %gr over %a, %yr over %g. */
   const dml_pkg_function_t *f = m->fn;
@@ -277,19 +285,7 @@ static void test_rnn_packed_session(void) {
   memmove(text + strlen(shp), text, tl + 1);
   memcpy(text, shp, strlen(shp));
   free(w);
-  dml_ir_module_t *ir = NULL;
-  void *bytes = NULL;
-  size_t n = 0;
-  CHECK_OK(dml_ir_parse(text, strlen(text), "rnn.dmlir", &ir));
-  if (!ir) return;
-  dml_pass_options_t o;
-  memset(&o, 0, sizeof o);
-  CHECK_OK(dml_pass_run_pipeline(ir, dml_pass_default_pipeline(), &o));
-  CHECK_OK(dml_package_emit_memory(ir, NULL, &bytes, &n));
-  dml_ir_module_release(ir);
-  dml_rt_model_t *m = NULL;
-  if (bytes) CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
-  free(bytes);
+  dml_rt_model_t *m = model_of(text, "rnn.dmlir");
   if (!m) return;
   const dml_pkg_function_t *f = m->fn;
   unsetenv("DMLC_CPU_NO_FUSE");
@@ -370,19 +366,7 @@ static void test_elementwise_chain(void) {
       "  %r = Add(%t, %res) : f32[9000,3]\n"
       "  %y = Relu(%r) : f32[9000,3]\n"
       "  return %y, %e, %g\n}\n";
-  dml_ir_module_t *ir = NULL;
-  void *bytes = NULL;
-  size_t n = 0;
-  CHECK_OK(dml_ir_parse(text, strlen(text), "chain.dmlir", &ir));
-  if (!ir) return;
-  dml_pass_options_t o;
-  memset(&o, 0, sizeof o);
-  CHECK_OK(dml_pass_run_pipeline(ir, dml_pass_default_pipeline(), &o));
-  CHECK_OK(dml_package_emit_memory(ir, NULL, &bytes, &n));
-  dml_ir_module_release(ir);
-  dml_rt_model_t *m = NULL;
-  if (bytes) CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
-  free(bytes);
+  dml_rt_model_t *m = model_of(text, "chain.dmlir");
   if (!m) return;
   const dml_pkg_function_t *f = m->fn;
   unsetenv("DMLC_CPU_NO_FUSE");
@@ -483,19 +467,7 @@ static void test_silu_chain(void) {
       "  %s = Sigmoid(%x) : f32[5,3001]\n"
       "  %y = Mul(%x, %s) : f32[5,3001]\n"
       "  return %y, %s\n}\n";
-  dml_ir_module_t *ir = NULL;
-  void *bytes = NULL;
-  size_t n = 0;
-  CHECK_OK(dml_ir_parse(text, strlen(text), "silu.dmlir", &ir));
-  if (!ir) return;
-  dml_pass_options_t o;
-  memset(&o, 0, sizeof o);
-  CHECK_OK(dml_pass_run_pipeline(ir, dml_pass_default_pipeline(), &o));
-  CHECK_OK(dml_package_emit_memory(ir, NULL, &bytes, &n));
-  dml_ir_module_release(ir);
-  dml_rt_model_t *m = NULL;
-  if (bytes) CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
-  free(bytes);
+  dml_rt_model_t *m = model_of(text, "silu.dmlir");
   if (!m) return;
   unsetenv("DMLC_CPU_NO_FUSE");
   dml_rt_cpu_fuse_t *plan = NULL;
@@ -667,19 +639,7 @@ static void test_nchwc_layout(void) {
       "  %%g = GlobalAveragePool(%%fr) : f32[2,48,1,1]\n"
       "  %%y = Flatten(%%g) {axis = 1} : f32[2,48]\n"
       "  return %%y, %%cr\n}\n");
-  dml_ir_module_t *ir = NULL;
-  void *bytes = NULL;
-  size_t n = 0;
-  CHECK_OK(dml_ir_parse(text, strlen(text), "nchwc.dmlir", &ir));
-  if (!ir) return;
-  dml_pass_options_t o;
-  memset(&o, 0, sizeof o);
-  CHECK_OK(dml_pass_run_pipeline(ir, dml_pass_default_pipeline(), &o));
-  CHECK_OK(dml_package_emit_memory(ir, NULL, &bytes, &n));
-  dml_ir_module_release(ir);
-  dml_rt_model_t *m = NULL;
-  if (bytes) CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
-  free(bytes);
+  dml_rt_model_t *m = model_of(text, "nchwc.dmlir");
   if (!m) return;
   const dml_pkg_function_t *f = m->fn;
   unsetenv("DMLC_CPU_NO_FUSE");
