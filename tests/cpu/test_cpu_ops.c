@@ -818,16 +818,21 @@ static void test_maxpool_2x2_edges(void) {
  * sizes, rows of 1 and 2, rows longer than a vector, end pads 0 and 1,
  * ceil_mode (a last window that starts in the padding), several planes;
  * the AVX-512 kernel (where the CPU has it) and the portable one (the
- * sgemm kernel switch: 1, portable C). */
+ * sgemm kernel switch: 1, portable C); 1 and 2 threads (32 planes of
+ * 192x191 split over the pool). */
 static void mp3_cases(const int64_t (*hw)[2], int ncase);
 static void test_maxpool_3x3s2_edges(void) {
-  static const int64_t hw[][2] = {{48, 48}, {9, 9}, {7, 8},  {5, 70},  {2, 2},
-                                  {1, 1},   {3, 1}, {1, 33}, {12, 35}, {40, 66}};
-  for (int kern = 0; kern < 2; kern++) {
-    CHECK(dml_cpu_sgemm_set_kernel(kern == 0 ? 0 : 1) == 0);
-    mp3_cases(hw, 10);
-  }
+  static const int64_t hw[][2] = {{48, 48}, {9, 9},   {7, 8},    {5, 70},
+                                  {2, 2},   {1, 1},   {3, 1},    {1, 33},
+                                  {12, 35}, {40, 66}, {192, 191}};
+  for (int threads = 1; threads <= 2; threads++)
+    for (int kern = 0; kern < 2; kern++) {
+      dml_cpu_set_num_threads(threads);
+      CHECK(dml_cpu_sgemm_set_kernel(kern == 0 ? 0 : 1) == 0);
+      mp3_cases(hw, 11);
+    }
   CHECK(dml_cpu_sgemm_set_kernel(0) == 0);
+  dml_cpu_set_num_threads(1);
 }
 
 static void mp3_cases(const int64_t (*hw)[2], int ncase) {
@@ -835,11 +840,12 @@ static void mp3_cases(const int64_t (*hw)[2], int ncase) {
     for (int c = 0; c < ncase; c++)
       for (int v = 0; v < 3; v++) {
         int64_t H = hw[c][0], W = hw[c][1], pe = v == 0 ? 1 : 0, cm = v == 2;
+        int64_t P = H * W >= 30000 ? 32 : 3; /* 32 x 192x191: split over threads */
         int64_t sh = H + 1 + pe - 3, sw = W + 1 + pe - 3;
         if (sh < 0 || sw < 0) continue;
         int64_t OH = (cm ? (sh + 1) / 2 : sh / 2) + 1,
                 OW = (cm ? (sw + 1) / 2 : sw / 2) + 1;
-        size_t nx = (size_t)(3 * H * W), ny = (size_t)(3 * OH * OW);
+        size_t nx = (size_t)(P * H * W), ny = (size_t)(P * OH * OW);
         float *x = frand_buf(nx), *y = (float *)malloc(ny * 4);
         static const float ev[] = {-INFINITY, -0.0f, 0.0f, 1e-40f, -1e-40f, 3e38f, -0.0f};
         for (size_t i = 0; i < nx; i += 5) x[i] = ev[(i / 5) % 7];
@@ -858,11 +864,11 @@ static void mp3_cases(const int64_t (*hw)[2], int ncase) {
         int64_t ks[2] = {3, 3}, st[2] = {2, 2}, pads[4] = {1, 1, pe, pe};
         dml_attr_t at[4] = {attr_ints("kernel_shape", ks, 2), attr_ints("strides", st, 2),
                             attr_ints("pads", pads, 4), attr_i("ceil_mode", cm)};
-        dml_tensor_t in = tens(DML_DTYPE_F32, x, 4, D(1), D(3), H, W);
-        dml_tensor_t out = tens(DML_DTYPE_F32, y, 4, D(1), D(3), OH, OW);
+        dml_tensor_t in = tens(DML_DTYPE_F32, x, 4, D(1), P, H, W);
+        dml_tensor_t out = tens(DML_DTYPE_F32, y, 4, D(1), P, OH, OW);
         CHECK_OK(run_op(DML_OP_MAX_POOL, &in, 1, &out, 1, at, 4));
         size_t bad = 0;
-        for (int64_t p = 0; p < 3; p++)
+        for (int64_t p = 0; p < P; p++)
           for (int64_t oh = 0; oh < OH; oh++)
             for (int64_t ow = 0; ow < OW; ow++) {
               float m = -INFINITY;
