@@ -242,6 +242,199 @@ static void pool_max_2x2s2(int64_t planes, int64_t H, int64_t W, int64_t OH, int
     }
 }
 
+/* MaxPool 3x3, stride 2, dilation 1, padding 1 at the start (ResNet's stem
+ * pool, 64 x 48x48 -> 24x24 per image at 96x96): the general loop's nine
+ * updates m = v > m || v != v ? v : m per output, in row-major tap order,
+ * regrouped. Folding a sequence with that update gives its last NaN, else
+ * its first largest value (of -0 and +0 the first): the same bits for any
+ * grouping that keeps the order, so each input row's three column taps are
+ * folded once (mp3_hrow; the row is split into its even and odd columns
+ * first, so the taps are contiguous loads) and an output row folds its
+ * (up to) three rows' results in order. Rows of at most MP3_MAX_W floats;
+ * taps in the padding are left out, as in the general loop. */
+enum { MP3_MAX_W = 1024 };
+
+static inline float mp3_upd(float m, float v) {
+  m = v > m ? v : m;
+  return v != v ? v : m;
+}
+
+/* h[ow] = the fold of row xr's in-image taps 2ow-1, 2ow, 2ow+1 (OW
+ * outputs; -inf for a window with none). E, O: scratch of W/2 + 1 floats. */
+static inline __attribute__((always_inline)) void mp3_hrow(const float *restrict xr,
+                                                           int64_t W, int64_t OW,
+                                                           float *restrict E,
+                                                           float *restrict O,
+                                                           float *restrict h) {
+  int64_t nO = W / 2;
+  for (int64_t k = 0; k < nO; k++) E[k] = xr[2 * k], O[k] = xr[2 * k + 1];
+  if (W & 1) E[nO] = xr[W - 1];
+  /* ow in [1, min(OW, nO)): taps O[ow-1], E[ow], O[ow] all inside */
+  int64_t full = OW < nO ? OW : nO;
+  for (int64_t ow = 1; ow < full; ow++) h[ow] = mp3_upd(mp3_upd(O[ow - 1], E[ow]), O[ow]);
+  for (int64_t ow = 0; ow < OW; ow = ow == 0 && full > 1 ? full : ow + 1) {
+    float m = -INFINITY;
+    for (int64_t j = 0; j < 3; j++) {
+      int64_t iw = 2 * ow - 1 + j;
+      if (iw >= 0 && iw < W) m = mp3_upd(m, xr[iw]);
+    }
+    h[ow] = m;
+  }
+}
+
+static inline __attribute__((always_inline)) void mp3_vrow(float *restrict yr,
+                                                           const float *restrict a,
+                                                           const float *restrict b,
+                                                           const float *restrict c,
+                                                           int64_t OW) {
+  if (c)
+    for (int64_t ow = 0; ow < OW; ow++) yr[ow] = mp3_upd(mp3_upd(a[ow], b[ow]), c[ow]);
+  else if (b)
+    for (int64_t ow = 0; ow < OW; ow++) yr[ow] = mp3_upd(a[ow], b[ow]);
+  else
+    memcpy(yr, a, (size_t)OW * 4);
+}
+
+#if DML_CPU_X86
+/* pool_max_3x3s2 on AVX-512 (dml_cpu_sgemm_isa() == 3): the same folds,
+ * 16 outputs a vector; the taps 2ow-1 and 2ow are the even and odd lanes
+ * of 32 floats from 2ow0-1, the tap 2ow+1 the even lanes of 32 from
+ * 2ow0+1 (two masked loads and a permute each; nothing read past the
+ * taps). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 mp3_upd512(
+    __m512 m, __m512 v) {
+  m = _mm512_mask_mov_ps(m, _mm512_cmp_ps_mask(v, m, _CMP_GT_OQ), v);
+  return _mm512_mask_mov_ps(m, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
+}
+__attribute__((target("avx512f"), always_inline)) static inline __mmask16 mp3_mask(
+    int64_t n) {
+  return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1);
+}
+/* The even (idx ie) or odd (io) floats of p[0, n), n <= 32, in lanes from
+ * 0 (lanes past them unspecified; p[n..] not read). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 mp3_half(
+    const float *p, int64_t n, __m512i idx) {
+  __m512 a = _mm512_maskz_loadu_ps(mp3_mask(n), p);
+  __m512 b = _mm512_maskz_loadu_ps(mp3_mask(n - 16), p + 16);
+  return _mm512_permutex2var_ps(a, idx, b);
+}
+__attribute__((target("avx512f"))) static void pool_max_3x3s2_avx512(
+    const pool_geo_t *g, int64_t p0, int64_t p1, const float *x, float *y) {
+  int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];
+  float hb[3][MP3_MAX_W];
+  const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+                                       28, 30),
+                io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27,
+                                       29, 31);
+  int64_t full = OW < W / 2 ? OW : W / 2; /* ow in [1, full): taps inside */
+  for (int64_t p = p0; p < p1; p++) {
+    const float *xp = x + p * H * W;
+    int64_t have = -1;
+    for (int64_t oh = 0; oh < OH; oh++) {
+      float *yr = y + (p * OH + oh) * OW;
+      const float *rows[3] = {NULL, NULL, NULL};
+      int n = 0;
+      for (int64_t i = 0; i < 3; i++) {
+        int64_t h = 2 * oh - 1 + i;
+        if (h < 0 || h >= H) continue;
+        float *hr = hb[h % 3];
+        if (h > have) {
+          const float *xr = xp + h * W;
+          for (int64_t o = 1; o < full; o += 16) {
+            int64_t k = full - o < 16 ? full - o : 16;
+            /* 2k floats from 2o-1: taps 2ow-1 (even lanes), 2ow (odd) */
+            __m512 t0 = mp3_half(xr + 2 * o - 1, 2 * k, ie);
+            __m512 t1 = mp3_half(xr + 2 * o - 1, 2 * k, io);
+            __m512 t2 = mp3_half(xr + 2 * o + 1, 2 * k - 1, ie);
+            _mm512_mask_storeu_ps(hr + o, mp3_mask(k),
+                                  mp3_upd512(mp3_upd512(t0, t1), t2));
+          }
+          for (int64_t ow = 0; ow < OW; ow = ow == 0 && full > 1 ? full : ow + 1) {
+            float m = -INFINITY;
+            for (int64_t j = 0; j < 3; j++) {
+              int64_t iw = 2 * ow - 1 + j;
+              if (iw >= 0 && iw < W) m = mp3_upd(m, xr[iw]);
+            }
+            hr[ow] = m;
+          }
+          have = h;
+        }
+        rows[n++] = hr;
+      }
+      for (int64_t o = 0; o < OW; o += 16) {
+        __mmask16 k = mp3_mask(OW - o);
+        __m512 m = _mm512_set1_ps(-INFINITY);
+        if (n > 0) m = _mm512_maskz_loadu_ps(k, rows[0] + o);
+        for (int r = 1; r < n; r++)
+          m = mp3_upd512(m, _mm512_maskz_loadu_ps(k, rows[r] + o));
+        _mm512_mask_storeu_ps(yr + o, k, m);
+      }
+    }
+  }
+}
+#endif
+
+static int mp3_ok(const pool_geo_t *g) {
+  return g->k[0] == 3 && g->k[1] == 3 && g->s[0] == 2 && g->s[1] == 2 && g->d[0] == 1 &&
+         g->d[1] == 1 && g->pb[0] == 1 && g->pb[1] == 1 && g->in[1] <= MP3_MAX_W &&
+         g->out[1] <= MP3_MAX_W;
+}
+
+/* (One clone for the whole pooling: the row helpers inlined, no call per
+ * row.) */
+DML_CPU_CLONES
+static void pool_max_3x3s2(const pool_geo_t *g, int64_t p0, int64_t p1,
+                           const float *restrict x, float *restrict y) {
+  int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];
+  float E[MP3_MAX_W / 2 + 1], O[MP3_MAX_W / 2 + 1], hb[3][MP3_MAX_W];
+  for (int64_t p = p0; p < p1; p++) {
+    const float *xp = x + p * H * W;
+    int64_t have = -1; /* input row held in hb[have % 3], -1: none */
+    for (int64_t oh = 0; oh < OH; oh++) {
+      float *yr = y + (p * OH + oh) * OW;
+      const float *rows[3] = {NULL, NULL, NULL};
+      int n = 0;
+      for (int64_t i = 0; i < 3; i++) {
+        int64_t h = 2 * oh - 1 + i;
+        if (h < 0 || h >= H) continue;
+        float *hr = hb[h % 3];
+        if (h > have) { /* rows come in increasing order: each folded once */
+          mp3_hrow(xp + h * W, W, OW, E, O, hr);
+          have = h;
+        }
+        rows[n++] = hr;
+      }
+      if (n == 0) {
+        for (int64_t ow = 0; ow < OW; ow++) yr[ow] = -INFINITY;
+        continue;
+      }
+      mp3_vrow(yr, rows[0], rows[1], rows[2], OW);
+    }
+  }
+}
+
+/* Planes [t * per, (t + 1) * per) of pool_max_3x3s2 as a pool task (each
+ * plane alone: the same bits for any split). */
+typedef struct {
+  const pool_geo_t *g;
+  const float *x;
+  float *y;
+  int64_t per;
+} mp3_task_t;
+
+static void mp3_task(void *vctx, int64_t t, int tid) {
+  (void)tid;
+  const mp3_task_t *m = (const mp3_task_t *)vctx;
+  int64_t p0 = t * m->per, p1 = DML_CPU_MIN(p0 + m->per, m->g->NC);
+#if DML_CPU_X86
+  if (dml_cpu_sgemm_isa() == 3) {
+    pool_max_3x3s2_avx512(m->g, p0, p1, m->x, m->y);
+    return;
+  }
+#endif
+  pool_max_3x3s2(m->g, p0, p1, m->x, m->y);
+}
+
 static void pool2d_f32(const pool_geo_t *g, pool_kind_t kind, const float *x, float *y) {
   int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];
   int64_t kh = g->k[0], kw = g->k[1], sh = g->s[0], sw = g->s[1], dh = g->d[0],
@@ -250,6 +443,20 @@ static void pool2d_f32(const pool_geo_t *g, pool_kind_t kind, const float *x, fl
   if (kind == P_MAX && kh == 2 && kw == 2 && sh == 2 && sw == 2 && dh == 1 && dw == 1 &&
       pt == 0 && pl == 0 && 2 * OH <= H && 2 * OW <= W) {
     pool_max_2x2s2(g->NC, H, W, OH, OW, x, y);
+    return;
+  }
+  if (kind == P_MAX && mp3_ok(g)) {
+    /* from 1M input values over the pool's threads, about 8 tasks each
+     * (the stem pool at batch 32: 4.7M; at batch 1, 147K, 37 us, serial) */
+    int threads = dml_cpu_num_threads();
+    int64_t tasks = 1;
+    if (threads > 1 && (double)g->NC * (double)(H * W) >= 1048576.0)
+      tasks = DML_CPU_MIN((int64_t)threads * 8, g->NC);
+    mp3_task_t m = {g, x, y, (g->NC + tasks - 1) / tasks};
+    if (tasks > 1)
+      dml_cpu_parallel_for((g->NC + m.per - 1) / m.per, threads, mp3_task, &m);
+    else
+      mp3_task(&m, 0, 0);
     return;
   }
   /* Window widths per output column (the same for every row), cached. */

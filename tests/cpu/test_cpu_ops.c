@@ -811,6 +811,85 @@ static void test_maxpool_2x2_edges(void) {
   }
 }
 
+/* MaxPool 3x3 stride 2 with a start padding of 1 (its own loop, cpu_pool.c
+ * pool_max_3x3s2): bit for bit the general loop's row-major fold (m = v > m
+ * || v != v ? v : m from -inf): NaNs of distinct payloads (the last one in
+ * tap order wins), -0 before and after +0, -inf, denormals; odd and even
+ * sizes, rows of 1 and 2, rows longer than a vector, end pads 0 and 1,
+ * ceil_mode (a last window that starts in the padding), several planes;
+ * the AVX-512 kernel (where the CPU has it) and the portable one (the
+ * sgemm kernel switch: 1, portable C); 1 and 2 threads (32 planes of
+ * 192x191 split over the pool). */
+static void mp3_cases(const int64_t (*hw)[2], int ncase);
+static void test_maxpool_3x3s2_edges(void) {
+  static const int64_t hw[][2] = {{48, 48}, {9, 9},   {7, 8},    {5, 70},
+                                  {2, 2},   {1, 1},   {3, 1},    {1, 33},
+                                  {12, 35}, {40, 66}, {192, 191}};
+  for (int threads = 1; threads <= 2; threads++)
+    for (int kern = 0; kern < 2; kern++) {
+      dml_cpu_set_num_threads(threads);
+      CHECK(dml_cpu_sgemm_set_kernel(kern == 0 ? 0 : 1) == 0);
+      mp3_cases(hw, 11);
+    }
+  CHECK(dml_cpu_sgemm_set_kernel(0) == 0);
+  dml_cpu_set_num_threads(1);
+}
+
+static void mp3_cases(const int64_t (*hw)[2], int ncase) {
+  for (int mode = 0; mode < 3; mode++)
+    for (int c = 0; c < ncase; c++)
+      for (int v = 0; v < 3; v++) {
+        int64_t H = hw[c][0], W = hw[c][1], pe = v == 0 ? 1 : 0, cm = v == 2;
+        int64_t P = H * W >= 30000 ? 32 : 3; /* 32 x 192x191: split over threads */
+        int64_t sh = H + 1 + pe - 3, sw = W + 1 + pe - 3;
+        if (sh < 0 || sw < 0) continue;
+        int64_t OH = (cm ? (sh + 1) / 2 : sh / 2) + 1,
+                OW = (cm ? (sw + 1) / 2 : sw / 2) + 1;
+        size_t nx = (size_t)(P * H * W), ny = (size_t)(P * OH * OW);
+        float *x = frand_buf(nx), *y = (float *)malloc(ny * 4);
+        static const float ev[] = {-INFINITY, -0.0f, 0.0f, 1e-40f, -1e-40f, 3e38f, -0.0f};
+        for (size_t i = 0; i < nx; i += 5) x[i] = ev[(i / 5) % 7];
+        for (size_t i = 3; i < nx; i += 23) { /* quiet NaNs, payload i */
+          uint32_t b = 0x7fc00000u | (uint32_t)(i & 0x3fffff);
+          memcpy(&x[i], &b, 4);
+        }
+        if (H * W > 4) x[nx - 1] = 1e30f; /* a large value in the last window */
+        for (size_t i = 0; mode == 1 && i < nx; i++) /* dense ties: -0 and +0 */
+          x[i] = ((i * 2654435761u) >> 7) & 1 ? 0.0f : -0.0f;
+        for (size_t i = 0; mode == 2 && i < nx; i++) /* dense NaNs, payload i */
+          if (((i * 2654435761u) >> 9) & 1) {
+            uint32_t b = 0x7fc00000u | (uint32_t)(i & 0x3fffff);
+            memcpy(&x[i], &b, 4);
+          }
+        int64_t ks[2] = {3, 3}, st[2] = {2, 2}, pads[4] = {1, 1, pe, pe};
+        dml_attr_t at[4] = {attr_ints("kernel_shape", ks, 2), attr_ints("strides", st, 2),
+                            attr_ints("pads", pads, 4), attr_i("ceil_mode", cm)};
+        dml_tensor_t in = tens(DML_DTYPE_F32, x, 4, D(1), P, H, W);
+        dml_tensor_t out = tens(DML_DTYPE_F32, y, 4, D(1), P, OH, OW);
+        CHECK_OK(run_op(DML_OP_MAX_POOL, &in, 1, &out, 1, at, 4));
+        size_t bad = 0;
+        for (int64_t p = 0; p < P; p++)
+          for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+              float m = -INFINITY;
+              for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) {
+                  int64_t h = 2 * oh - 1 + i, w = 2 * ow - 1 + j;
+                  if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                  float t = x[(p * H + h) * W + w];
+                  m = t > m || t != t ? t : m;
+                }
+              if (memcmp(&m, &y[(p * OH + oh) * OW + ow], 4) != 0) bad++;
+            }
+        if (bad)
+          fprintf(stderr,
+                  "maxpool 3x3s2 %lldx%lld pe %lld ceil %lld data %d: %zu differ\n",
+                  (long long)H, (long long)W, (long long)pe, (long long)cm, mode, bad);
+        CHECK(bad == 0);
+        free(x), free(y);
+      }
+}
+
 static void test_maxpool_indices_dilation(void) {
   /* 1x1x3x4, kernel 2x2 stride 2 */
   float x[12] = {1, 9, 2, 3, 4, 5, 8, 6, 7, 0, 10, 11}, y[2];
@@ -1170,6 +1249,7 @@ int main(void) {
   RUN(test_pool);
   RUN(test_maxpool_indices_dilation);
   RUN(test_maxpool_2x2_edges);
+  RUN(test_maxpool_3x3s2_edges);
   RUN(test_global_pool);
   RUN(test_resize_nearest);
   RUN(test_resize_linear_cubic);
