@@ -1339,8 +1339,8 @@ static void dwl_task(void *ctx, int64_t t, int tid) {
   /* the padded image: zx' around, the block's planes transposed inside */
   memset(xp, zxp, (size_t)(Hp * Wp * QDL));
   const uint8_t *xc = q->x + (n * q->C + c0ch) * H * W;
-  uint8_t dummy[QDL], tmp[QDL][QDL];
-  memset(dummy, zxp ^ flip, sizeof dummy); /* lanes past C: zx' once flipped */
+  uint8_t pad_lane[QDL], tmp[QDL][QDL];
+  memset(pad_lane, zxp ^ flip, sizeof pad_lane); /* lanes past C: zx' once flipped */
   /* blocks of 16 pixels: of a row, or where rows are shorter of the
    * planes taken flat (each pixel to its place: measured slower for long
    * rows); the rest one by one */
@@ -1350,7 +1350,7 @@ static void dwl_task(void *ctx, int64_t t, int tid) {
     if (p0 + QDL <= HW && (flat || w + QDL <= W)) {
       const uint8_t *src[QDL];
       uint8_t *dst[QDL];
-      for (int l = 0; l < QDL; l++) src[l] = l < nc ? xc + l * HW + p0 : dummy;
+      for (int l = 0; l < QDL; l++) src[l] = l < nc ? xc + l * HW + p0 : pad_lane;
       if (flat) {
         for (int l = 0; l < QDL; l++) {
           dst[l] = xp + ((h + q->pt) * Wp + q->pl + w) * QDL;
